@@ -1,0 +1,108 @@
+"""Given code, shared by every problem and by the tests. Do not edit: the grader uses its own copy.
+
+- `TransformerConfig`: the decoder-only transformer that `flops` counts.
+- `HardwareSpec` and `HARDWARE`: accelerator spec sheets (dense peaks, no sparsity), each with its source.
+"""
+
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """A pre-norm, decoder-only transformer without biases (LLaMA-like).
+
+    Per layer: RMSNorm(d_model) -> attention -> RMSNorm(d_model) -> MLP, each with a residual.
+    Attention: W_q (d_model x d_model), W_k and W_v (d_model x n_kv_heads*d_head), W_o (d_model x d_model),
+    softmax(QK^T / sqrt(d_head)) V over the full context (a causal mask changes no FLOP count here).
+    MLP: W_up (d_model x d_ff) and W_down (d_ff x d_model); with `gated_mlp` also W_gate (d_model x d_ff)
+    (SwiGLU). Token embedding (vocab_size x d_model), a final RMSNorm and an untied LM head
+    (d_model x vocab_size). No positional parameters.
+    """
+
+    vocab_size: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ff: int
+    n_kv_heads: int | None = None  # None: as many as n_heads (multi-head attention); fewer: GQA
+    gated_mlp: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"TransformerConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if self.n_kv_heads is not None and (self.n_kv_heads < 1 or self.n_heads % self.n_kv_heads):
+            raise ValueError(f"n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """One accelerator's spec sheet. Peaks are dense (no 2:4 sparsity), in FLOP/s per dtype."""
+
+    name: str
+    peak_flops: dict[torch.dtype, float] = field(hash=False)
+    memory_bandwidth: float  # bytes/s, HBM
+    memory_bytes: float
+    source: str
+
+    def peak(self, dtype: torch.dtype) -> float:
+        if dtype not in self.peak_flops:
+            known = ", ".join(str(d) for d in self.peak_flops)
+            raise ValueError(f"{self.name} has no listed peak for {dtype} (listed: {known})")
+        return self.peak_flops[dtype]
+
+
+_BF16, _FP16, _FP32, _FP8 = torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn
+
+HARDWARE: dict[str, HardwareSpec] = {
+    spec.name: spec
+    for spec in (
+        HardwareSpec(
+            "H100 SXM",
+            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP32: 67e12},
+            3.35e12,
+            80e9,
+            "NVIDIA H100 Tensor Core GPU datasheet (SXM5 column; sparse figures halved)",
+        ),
+        HardwareSpec(
+            "H100 PCIe",
+            {_BF16: 756e12, _FP16: 756e12, _FP8: 1513e12, _FP32: 51e12},
+            2.0e12,
+            80e9,
+            "NVIDIA H100 Tensor Core GPU datasheet (PCIe column; sparse figures halved)",
+        ),
+        HardwareSpec(
+            "H200",
+            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP32: 67e12},
+            4.8e12,
+            141e9,
+            "NVIDIA H200 Tensor Core GPU datasheet (SXM column; sparse figures halved)",
+        ),
+        HardwareSpec(
+            "A100",
+            {_BF16: 312e12, _FP16: 312e12, _FP32: 19.5e12},
+            2.039e12,
+            80e9,
+            "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column; dense)",
+        ),
+        HardwareSpec(
+            "B200",
+            {_BF16: 2.25e15, _FP16: 2.25e15, _FP8: 4.5e15, _FP32: 75e12},
+            8e12,
+            180e9,
+            "NVIDIA HGX B200 datasheet, per GPU (8-GPU totals divided by 8; sparse figures halved)",
+        ),
+    )
+}

@@ -1,0 +1,42 @@
+"""Static audits: what a solution's source may not mention (the oracle it is graded against), and what
+it must use. The source is read as text from disk; the code under test is never imported for this."""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def source_path(package: str, module: str) -> Path:
+    return ROOT / package / f"{module}.py"
+
+
+def forbidden_mentions(package: str, module: str, forbidden: tuple[str, ...]) -> list[str]:
+    """Lines of the module (docstrings and comments aside) whose names, attributes, imports or string
+    literals contain any of `forbidden`, as "line N: text"."""
+    path = source_path(package, module)
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    hits = set()
+    for node in ast.walk(tree):
+        words: list[str] = []
+        if isinstance(node, ast.Name):
+            words = [node.id]
+        elif isinstance(node, ast.Attribute):
+            words = [node.attr]
+        elif isinstance(node, ast.alias):
+            words = [node.name, node.asname or ""]
+        elif isinstance(node, ast.ImportFrom):
+            words = [node.module or ""]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words = [node.value]
+        if any(f.lower() in w.lower() for w in words for f in forbidden):
+            line = getattr(node, "lineno", 0)
+            hits.add((line, text.splitlines()[line - 1].strip() if line else ""))
+    return [f"line {n}: {t}" for n, t in sorted(hits)]

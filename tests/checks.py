@@ -1,0 +1,44 @@
+"""Assertions that say what was called, what was expected (and from which source), what came back, and
+what is usually wrong."""
+
+import math
+
+
+def call_text(name: str, *args, **kwargs) -> str:
+    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def _fail(what: str, expected, got, source: str, hint: str | None) -> None:
+    lines = [f"{what} is wrong", f"  expected: {expected!r}   ({source})", f"  got:      {got!r}"]
+    if hint:
+        lines.append(f"  hint: {hint}")
+    raise AssertionError("\n".join(lines))
+
+
+def _type_name(value) -> str:
+    return f"{type(value).__module__}.{type(value).__qualname__}".removeprefix("builtins.")
+
+
+def expect_int(got, expected: int, *, what: str, source: str, hint: str | None = None) -> None:
+    """Exact integer equality; the answer must be an `int` (not a float, bool or tensor)."""
+    if type(got) is not int:
+        _fail(what, expected, got, source, f"return a Python int, not {_type_name(got)}")
+    if got != expected:
+        _fail(what, expected, got, source, hint)
+
+
+def expect_close(got, expected: float, *, rel: float, what: str, source: str, hint: str | None = None) -> None:
+    """`got` is a real number within a relative tolerance `rel` of `expected`."""
+    if type(got) not in (int, float):
+        _fail(what, expected, got, source, f"return a Python float, not {_type_name(got)}")
+    if not math.isclose(got, expected, rel_tol=rel, abs_tol=0.0):
+        _fail(what, expected, got, source, hint)
+
+
+def expect_equal(got, expected, *, what: str, source: str, hint: str | None = None) -> None:
+    """Plain equality, exact types included (for dicts and other structured answers)."""
+    if type(got) is not type(expected):
+        _fail(what, expected, got, source, f"return a {_type_name(expected)}, not {_type_name(got)}")
+    if got != expected:
+        _fail(what, expected, got, source, hint)

@@ -1,0 +1,128 @@
+"""The seam (loaded by the root conftest.py): which implementation the tests see, and how (in-process or isolated).
+
+    pytest                          # your code (assignment/), in-process: pdb works
+    pytest -m flops                 # one problem
+    pytest --impl reference         # the reference solution (TAs, CI)
+    pytest --isolated               # the code under test runs in a worker process (the grader's mode)
+
+Tests never import `assignment` or `reference` by name: they take the `impl` fixture (the package under
+test) and, for expected values, the `ref` fixture (the reference, in this process; skipped where the
+reference is not installed, as in the student release).
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from jaxtyping import install_import_hook
+
+from tests.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Shape annotations are checked at run time, on both packages: installed before either is imported.
+install_import_hook(["assignment", "reference"], "beartype.beartype")
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=20, **_COMMON)
+# ci and grade: reproducible (derandomized, no example database) and without the "explain" phase, which
+# reruns a failing example many times to annotate it.
+_REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False,
+                     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], **_COMMON)
+settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
+settings.register_profile("grade", max_examples=60, **_REPRODUCIBLE)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+pytest_plugins = ["tests.report"]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("resource-accounting")
+    group.addoption("--impl", choices=["assignment", "reference"], default="assignment",
+                    help="the package under test (default: assignment, your code)")
+    group.addoption("--isolated", action="store_true",
+                    help="run the code under test in a separate worker process, as the grader does")
+    group.addoption("--call-timeout", type=float, default=20.0,
+                    help="isolated mode: seconds one call into the code under test may take (default 20)")
+    group.addoption("--worker-memory-mb", type=int, default=0,
+                    help="isolated mode: address-space limit of the worker in MiB (default: none)")
+    group.addoption("--mutant", default=None, metavar="PROBLEM:MISTAKE",
+                    help="TAs: the reference with one catalogued mistake swapped in (see tests/mistakes/)")
+    group.addoption("--meta", action="store_true", help="also collect tests/meta (the suite's own tests)")
+
+
+def pytest_configure(config):
+    for problem in PROBLEMS:
+        config.addinivalue_line("markers", f"{problem.id}: problem '{problem.id}' ({problem.points} points)")
+    for name, text in EXTRA_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_ignore_collect(collection_path, config):
+    if collection_path == Path(__file__).parent / "meta":
+        return not config.getoption("--meta")
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "ref" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.differential)
+
+
+def problem_of(item) -> str | None:
+    """The problem id a test belongs to (its marker), or None."""
+    return next((m.name for m in item.iter_markers() if m.name in BY_ID), None)
+
+
+def reference_available() -> bool:
+    return importlib.util.find_spec("reference") is not None and (ROOT / "reference").is_dir()
+
+
+def _mutant_overrides(spec: str) -> dict:
+    from tests.mistakes import find_mistake
+
+    mistake = find_mistake(spec)
+    return {f"{mistake.problem}.{name}": value for name, value in mistake.replaces.items()}
+
+
+@pytest.fixture(scope="session")
+def impl(request):
+    """The package under test: `impl.flops.matmul_flops(...)`, `impl.run(scenario, ...)`."""
+    from tests.seam.client import IsolatedPackage
+    from tests.seam.local import LocalPackage
+
+    options = request.config.option
+    if options.mutant and (options.impl != "reference" or options.isolated):
+        raise pytest.UsageError("--mutant applies to the reference, in-process: use --impl reference")
+    if options.impl == "reference" and not reference_available():
+        pytest.skip("the reference solution is not installed here")
+    if options.isolated:
+        package = IsolatedPackage(options.impl, ROOT, call_timeout=options.call_timeout,
+                                  memory_limit_mb=options.worker_memory_mb)
+    else:
+        overrides = _mutant_overrides(options.mutant) if options.mutant else None
+        package = LocalPackage(options.impl, overrides)
+    request.config._impl_package = package
+    yield package
+    package.close()
+
+
+@pytest.fixture(scope="session")
+def ref():
+    """The reference solution, in this process: the source of expected values in differential tests."""
+    from tests.seam.local import LocalPackage
+
+    if not reference_available():
+        pytest.skip("differential test: needs the reference solution, which the grader has and the "
+                    "student release does not")
+    return LocalPackage("reference")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    package = getattr(item.config, "_impl_package", None)
+    if package is not None and package.isolated:
+        package.worker.current_test = item.nodeid

@@ -1,0 +1,49 @@
+"""The one list of graded problems: id, title, points and module.
+
+The handout's section headings, the pytest markers, the grader's rubric and the release all read this
+list; a meta-test checks that they agree.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    title: str
+    points: int
+
+    @property
+    def module(self) -> str:
+        """The module name in `assignment/` and `reference/` (the same as the id)."""
+        return self.id
+
+    @property
+    def test_file(self) -> str:
+        return f"tests/test_{self.id}.py"
+
+
+PROBLEMS: tuple[Problem, ...] = (
+    Problem("einops_practice", "einsum, reduce, rearrange", 10),
+    Problem("mini_einops", "The three operations from scratch", 15),
+    Problem("flops", "Counting compute", 15),
+    Problem("memory", "Counting bytes", 10),
+    Problem("precision", "Number formats and mixed precision", 10),
+    Problem("adamw", "The optimizer and its bytes", 10),
+    Problem("roofline", "Arithmetic intensity", 10),
+    Problem("gradient_accumulation", "Gradient accumulation", 5),
+    Problem("activation_checkpointing", "Activation checkpointing", 10),
+    Problem("benchmarking", "Benchmarking", 5),
+)
+
+BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}
+PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
+
+# Markers that are not problems. `gpu`: needs a Hopper GPU, worth no points by default.
+EXTRA_MARKERS = {
+    "gpu": "needs a Hopper GPU (H100/H200); skipped elsewhere and worth no points",
+    "differential": "compares against reference/; skipped in the student release",
+    "meta": "tests of the test suite itself (TAs and CI)",
+}
+
+assert sum(p.points for p in PROBLEMS) == 100

@@ -1,0 +1,84 @@
+"""A pytest plugin that writes one JSON line per test as it finishes: `--report FILE`.
+
+The grader and the meta-tests read it. Lines are appended and flushed at once, so a run that is killed
+half-way still leaves the results of every test that finished.
+"""
+
+import json
+
+import pytest
+
+from tests.registry import BY_ID
+
+MAX_MESSAGE = 4000
+
+
+def pytest_addoption(parser):
+    parser.getgroup("resource-accounting").addoption(
+        "--report", default=None, metavar="FILE", help="append one JSON line per finished test to FILE")
+
+
+def failure_message(excinfo) -> str:
+    """The exception in a few lines: type, message, notes (hypothesis' falsifying example among them)."""
+    exc = excinfo.value
+    text = excinfo.exconly()
+    notes = [n for n in getattr(exc, "__notes__", ()) if not n.startswith("[raised in the grading worker")]
+    if notes:
+        text += "\n" + "\n".join(notes)
+    if len(text) > MAX_MESSAGE:
+        text = text[: MAX_MESSAGE - 20] + "\n... (cut)"
+    return text
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and report.outcome != "passed":
+        if report.skipped:
+            report.user_properties.append(("message", str(call.excinfo.value)))
+        else:
+            report.user_properties.append(("message", failure_message(call.excinfo)))
+
+
+class _Recorder:
+    def __init__(self, path: str):
+        self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the session
+        self.current: dict[str, dict] = {}
+
+    def _problem(self, keywords) -> str | None:
+        return next((k for k in keywords if k in BY_ID), None)
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report):
+        entry = self.current.setdefault(report.nodeid, {
+            "nodeid": report.nodeid, "problem": self._problem(report.keywords), "outcome": "passed",
+            "gpu": "gpu" in report.keywords, "differential": "differential" in report.keywords,
+            "duration": 0.0, "message": "",
+        })
+        entry["duration"] += report.duration
+        message = dict(report.user_properties).get("message", "")
+        if report.failed and entry["outcome"] != "failed":
+            entry["outcome"], entry["message"] = "failed", message
+            if report.when != "call":
+                entry["message"] = f"[{report.when}] " + (message or str(report.longrepr)[-MAX_MESSAGE:])
+        elif report.skipped and entry["outcome"] == "passed":
+            entry["outcome"], entry["message"] = "skipped", message or str(report.longrepr[-1])
+        if report.when == "teardown":
+            self.file.write(json.dumps(self.current.pop(report.nodeid)) + "\n")
+            self.file.flush()
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.file.write(json.dumps({
+                "nodeid": report.nodeid, "problem": None, "outcome": "error", "gpu": False,
+                "differential": False, "duration": 0.0, "message": str(report.longrepr)[-MAX_MESSAGE:],
+            }) + "\n")
+            self.file.flush()
+
+
+def pytest_configure(config):
+    path = config.getoption("--report", None)
+    if path:
+        config.pluginmanager.register(_Recorder(path), "ra-report")

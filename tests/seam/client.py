@@ -1,0 +1,214 @@
+"""The test process's side of isolated mode: a worker process that runs the code under test.
+
+`IsolatedPackage` looks like `LocalPackage` (`pkg.flops.matmul_flops(2, 3, 4)`, `pkg.run(scenario, ...)`)
+but every call is sent to the worker as data, and every result comes back as data, decoded into fresh
+objects here. A call that does not return within its time limit kills the worker (a fresh one starts for
+the next call); a worker that dies while importing a module marks that module broken, so later calls
+into it fail at once instead of restarting the worker again and again.
+"""
+
+import builtins
+import collections
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tests.registry import PROBLEM_MODULES
+from tests.seam import codec
+from tests.seam.protocol import HEADER, MAX_MESSAGE
+
+
+class WorkerTimeout(TimeoutError):
+    """The code under test did not return in time."""
+
+
+class WorkerDied(RuntimeError):
+    """The worker process exited (os._exit, a crash, the memory limit) instead of answering."""
+
+
+def rebuild_exception(error: dict) -> Exception:
+    """A fresh exception of the nearest built-in type, carrying the worker's type name and traceback."""
+    cls = getattr(builtins, error["builtin"], RuntimeError)
+    if not (isinstance(cls, type) and issubclass(cls, Exception)):
+        cls = RuntimeError
+    try:
+        exc = cls(error["message"])
+    except Exception:  # built-ins with other constructors (UnicodeError's subclasses)
+        exc = RuntimeError(error["message"])
+    exc.remote_type = error["type"]
+    exc.add_note(f"[raised in the grading worker as {error['type']}]\n{error['traceback']}")
+    return exc
+
+
+class Worker:
+    def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
+                 memory_limit_mb: int = 0, output_limit: int = 16_384):
+        self.package, self.root = package, root
+        self.call_timeout, self.start_timeout = call_timeout, start_timeout
+        self.memory_limit_mb = memory_limit_mb
+        self.output = collections.deque(maxlen=output_limit)  # the last bytes the code under test printed
+        self.process: subprocess.Popen | None = None
+        self.broken_modules: dict[str, str] = {}
+        self.current_test = ""
+        self.timed_out: dict[tuple[str, str], str] = {}
+        self._buffer = b""
+
+    # -- process management -------------------------------------------------------------------
+    def _start(self) -> None:
+        command = [sys.executable, "-m", "tests.seam.worker", "--package", self.package]
+        if self.memory_limit_mb:
+            command += ["--memory-limit-mb", str(self.memory_limit_mb)]
+        env = dict(os.environ, PYTHONPATH=str(self.root), PYTHONDONTWRITEBYTECODE="1")
+        self.process = subprocess.Popen(
+            command, cwd=self.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )
+        self._buffer = b""
+        threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
+        message = self._receive(time.monotonic() + self.start_timeout, what="the worker to start")
+        if message.get("event") != "ready":
+            raise WorkerDied(f"the worker did not start: {message}")
+
+    def _drain(self, stream) -> None:
+        for chunk in iter(lambda: stream.read1(4096), b""):
+            self.output.extend(chunk)
+
+    def printed(self) -> str:
+        return bytes(self.output).decode(errors="replace")
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+        self.process = None
+
+    close = kill
+
+    # -- messages -------------------------------------------------------------------------------
+    def _read_some(self, deadline: float, what: str) -> None:
+        fd = self.process.stdout.fileno()
+        remaining = deadline - time.monotonic()
+        ready = remaining > 0 and select.select([fd], [], [], remaining)[0]
+        if not ready:
+            self.kill()
+            raise WorkerTimeout(f"timed out waiting for {what}")
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            code = self.process.wait()
+            self.process = None
+            raise WorkerDied(f"the worker exited with code {code} while waiting for {what}")
+        self._buffer += chunk
+
+    def _receive(self, deadline: float, what: str) -> dict:
+        while len(self._buffer) < HEADER.size:
+            self._read_some(deadline, what)
+        (length,) = HEADER.unpack(self._buffer[: HEADER.size])
+        if length > MAX_MESSAGE:
+            self.kill()
+            raise WorkerDied(f"the worker sent a message of {length} bytes")
+        while len(self._buffer) < HEADER.size + length:
+            self._read_some(deadline, what)
+        body = self._buffer[HEADER.size : HEADER.size + length]
+        self._buffer = self._buffer[HEADER.size + length :]
+        return json.loads(body)
+
+    def request(self, message: dict, *, module: str | None, what: str):
+        if module in self.broken_modules:
+            raise WorkerDied(self.broken_modules[module])
+        key = (self.current_test, what)
+        if key in self.timed_out:
+            raise WorkerTimeout(f"{self.timed_out[key]} (not called again in this test)")
+        if self.process is None:
+            self._start()
+        importing = None
+        self.output.clear()
+        body = json.dumps(message, allow_nan=True).encode()
+        try:
+            self.process.stdin.write(HEADER.pack(len(body)) + body)
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            self.kill()
+            raise WorkerDied(f"the worker was gone before {what}") from None
+        deadline = time.monotonic() + self.call_timeout
+        try:
+            while True:
+                reply = self._receive(deadline, what)
+                if reply.get("event") == "importing":
+                    importing = reply["module"]
+                    continue
+                if reply.get("event") == "imported":
+                    importing = None
+                    continue
+                break
+        except WorkerTimeout:
+            if importing is not None:
+                self.broken_modules[importing] = (
+                    f"{self.package}/{importing}.py did not finish importing within {self.call_timeout:g} s"
+                )
+                raise WorkerTimeout(self.broken_modules[importing]) from None
+            self.timed_out[key] = f"{what} did not return within {self.call_timeout:g} s"
+            raise WorkerTimeout(self.timed_out[key]) from None
+        except WorkerDied as exc:
+            if importing is not None:
+                self.broken_modules[importing] = f"{self.package}/{importing}.py ended the process while being imported ({exc})"
+                raise WorkerDied(self.broken_modules[importing]) from None
+            raise WorkerDied(f"{what}: {exc}") from None
+        if reply["ok"]:
+            return codec.decode(reply["value"])
+        exc = rebuild_exception(reply["error"])
+        printed = self.printed()
+        if printed:
+            exc.add_note(f"[the code under test printed]\n{printed[-2000:]}")
+        raise exc
+
+
+class _RemoteModule:
+    def __init__(self, worker: Worker, module: str):
+        self._worker, self._module = worker, module
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _RemoteCallable(self._worker, self._module, name)
+
+
+class _RemoteCallable:
+    def __init__(self, worker: Worker, module: str, name: str):
+        self._worker, self._module, self.__name__ = worker, module, name
+
+    def __call__(self, *args, **kwargs):
+        message = {"op": "call", "module": self._module, "name": self.__name__,
+                   "args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
+        return self._worker.request(message, module=self._module, what=f"{self._module}.{self.__name__}")
+
+
+class IsolatedPackage:
+    """The package under test, living in a worker process."""
+
+    def __init__(self, name: str, root: Path, **worker_options):
+        self.name = name
+        self.isolated = True
+        self.worker = Worker(name, root, **worker_options)
+
+    def __getattr__(self, module: str):
+        if module not in PROBLEM_MODULES:
+            raise AttributeError(f"{self.name} has no problem module {module!r}")
+        return _RemoteModule(self.worker, module)
+
+    def run(self, scenario, *args, **kwargs):
+        target = f"{scenario.__module__}:{scenario.__qualname__}"
+        module = scenario.__module__.rsplit(".", 1)[-1]  # tests.scenarios.flops -> flops
+        message = {"op": "scenario", "target": target, "args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
+        return self.worker.request(message, module=module, what=f"scenario {scenario.__qualname__}")
+
+    def close(self) -> None:
+        self.worker.close()

@@ -1,0 +1,139 @@
+"""The worker process of isolated mode: imports the package under test and answers calls over a pipe.
+
+Started by `client.Worker` as `python -m tests.seam.worker --package NAME`. Requests and replies are
+framed JSON (`protocol.py`) on the original stdin/stdout; the code under test sees /dev/null as stdin
+and stderr as stdout, so what it prints cannot corrupt the protocol. Nothing here decides pass or fail:
+the test process does.
+"""
+
+import argparse
+import builtins
+import importlib
+import importlib.abc
+import os
+import resource
+import sys
+import traceback
+from pathlib import Path
+
+SCENARIO_PREFIX = "tests.scenarios."
+
+
+class _Blocker(importlib.abc.MetaPathFinder):
+    """Refuses imports of the packages student code must not reach (the reference, the grader)."""
+
+    def __init__(self, blocked: tuple[str, ...]):
+        self.blocked = blocked
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.blocked:
+            raise ImportError(f"'{fullname}' cannot be imported by the code under test")
+        return None
+
+
+def error_payload(exc: BaseException) -> dict:
+    builtin = next(
+        (c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)),
+        "RuntimeError",
+    )
+    message = str(exc)
+    if isinstance(exc, SystemExit):
+        message = f"the code under test called sys.exit({exc.code!r})"
+    elif isinstance(exc, KeyboardInterrupt):
+        message = "the code under test raised KeyboardInterrupt"
+    tb = "".join(traceback.format_exception(exc))
+    return {
+        "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+        "builtin": builtin,
+        "message": message[:4000],
+        "traceback": tb[-6000:],
+    }
+
+
+class Server:
+    def __init__(self, package: str, proto_in, proto_out):
+        from tests.seam.local import LocalPackage
+
+        self.package = LocalPackage(package, on_import=self._announce_import)
+        self.proto_in, self.proto_out = proto_in, proto_out
+
+    def _announce_import(self, module: str, phase: str) -> None:
+        self.send({"event": "importing" if phase == "start" else "imported", "module": module})
+
+    def send(self, message: dict) -> None:
+        from tests.seam.protocol import write_message
+
+        write_message(self.proto_out, message)
+
+    def handle(self, request: dict):
+        from tests.seam import codec
+
+        op = request["op"]
+        args = codec.decode(request.get("args", []))
+        kwargs = codec.decode(request.get("kwargs", {"$": "dict", "items": []}))
+        if op == "call":
+            fn = getattr(getattr(self.package, request["module"]), request["name"])
+            return fn(*args, **kwargs)
+        if op == "scenario":
+            target = request["target"]
+            module_name, _, function_name = target.partition(":")
+            if not module_name.startswith(SCENARIO_PREFIX):
+                raise ValueError(f"scenarios live under {SCENARIO_PREFIX}, not {target!r}")
+            scenario = getattr(importlib.import_module(module_name), function_name)
+            return scenario(self.package, *args, **kwargs)
+        if op == "ping":
+            return "pong"
+        raise ValueError(f"unknown op {op!r}")
+
+    def serve(self) -> None:
+        from tests.seam import codec
+        from tests.seam.protocol import read_message
+
+        self.send({"event": "ready"})
+        while True:
+            try:
+                request = read_message(self.proto_in)
+            except EOFError:
+                return
+            try:
+                value = self.handle(request)
+                try:
+                    reply = {"ok": True, "value": codec.encode(value)}
+                except codec.CodecError as exc:
+                    reply = {"ok": False, "error": error_payload(TypeError(f"the result could not be returned: {exc}"))}
+            except BaseException as exc:  # noqa: B036 - student code may raise anything, sys.exit included
+                reply = {"ok": False, "error": error_payload(exc)}
+            self.send(reply)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--package", required=True, choices=["assignment", "reference"])
+    parser.add_argument("--memory-limit-mb", type=int, default=0)
+    options = parser.parse_args()
+
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
+
+    root = Path.cwd().resolve()
+    if options.package == "assignment":
+        sys.meta_path.insert(0, _Blocker(("reference", "grader")))
+    from jaxtyping import install_import_hook
+
+    install_import_hook([options.package], "beartype.beartype")
+    import torch  # noqa: F401 - imported before any limit, and before the code under test
+
+    package = importlib.import_module(options.package)
+    if not Path(package.__file__).resolve().is_relative_to(root):
+        raise SystemExit(f"{options.package} was imported from {package.__file__}, outside {root}")
+    if options.memory_limit_mb:
+        limit = options.memory_limit_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    Server(options.package, proto_in, proto_out).serve()
+
+
+if __name__ == "__main__":
+    main()

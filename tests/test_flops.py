@@ -1,0 +1,261 @@
+"""Problem (flops): counting compute.
+
+Oracles: torch.utils.flop_counter.FlopCounterMode on generated matmul programs, MLPs, attention (math
+backend, and the fused kernels' ops on the meta device) and transformers built from generated configs;
+the parameters of those torch modules; the lecture's worked numbers. Counts are exact integers, so every
+comparison of a count is exact. Times and ratios are compared to 1e-9 relative: a few float64 operations
+round at ~1e-16, and every catalogued mistake is off by more than 1e-3.
+"""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignment.given import TransformerConfig
+from tests import audit
+from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.scenarios import flops as scenarios
+from tests.strategies import big_sizes, distinct_sizes, matmul_programs, transformer_configs
+
+pytestmark = pytest.mark.flops
+
+REL = 1e-9
+ORACLE = "FlopCounterMode"
+HINT_MACS = "a multiply-add is 2 FLOPs: (b x d) @ (d x k) costs 2*b*d*k (not MACs, not b*k*(2d-1))"
+HINT_BACKWARD = "backward is 2x forward for every matmul whose input gradient is needed"
+HINT_TRANSFORMER = ("count Q, K, V, O (K and V are n_kv_heads*d_head wide), the MLP's 2 or 3 matrices, the "
+                    "LM head, and the attention scores QK^T and PV")
+
+batches = st.integers(1, 4)
+seqs = st.integers(1, 12)
+
+
+def expect_counter(impl, spec: dict, scenario=scenarios.count) -> None:
+    """The counter under test agrees with FlopCounterMode on `spec`, op by op and in total."""
+    got = impl.run(scenario, spec)  # first: a failing answer fails fast, before the oracle's work
+    expected = scenarios.oracle_count(spec)
+    what = f"FlopCounter on {spec}"
+    differing = sorted(op for op in set(got["by_op"]) | set(expected["by_op"])
+                       if got["by_op"].get(op) != expected["by_op"].get(op))
+    expect_equal(got["by_op"], expected["by_op"], what=f"{what}: by_op", source=ORACLE,
+                 hint=f"wrong for {', '.join(differing)}: check those ops' formulas and their batch dimension")
+    expect_int(got["total"], expected["total"], what=f"{what}: total", source=ORACLE,
+               hint="total is the sum of by_op")
+
+
+def transformer_spec(config, batch, seq, backward=False) -> dict:
+    return {"kind": "transformer", "config": config, "batch": batch, "seq": seq, "backward": backward}
+
+
+# -- closed-form counts, against FlopCounterMode ------------------------------------------------------
+
+@given(sizes=distinct_sizes(3))
+def test_matmul_flops_matches_flopcountermode(impl, sizes):
+    b, d, k = sizes
+    got = impl.flops.matmul_flops(b, d, k)
+    expected = scenarios.oracle_count({"kind": "program", "ops": [("mm", b, d, k)]})["total"]
+    expect_int(got, expected, what=call_text("matmul_flops", b, d, k),
+               source=ORACLE, hint=HINT_MACS)
+
+
+@given(sizes=distinct_sizes(3), bias=st.booleans(), extra_dim=st.sampled_from([0, 3]))
+def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
+    tokens, d_in, d_out = sizes
+    spec = {"kind": "mlp", "dims": [d_in, d_out], "batch": tokens, "bias": bias, "extra_dim": extra_dim}
+    rows = tokens * (extra_dim or 1)
+    got = impl.flops.linear_flops(rows, d_in, d_out)
+    expected = scenarios.oracle_count(spec)["total"]
+    expect_int(got, expected, what=call_text("linear_flops", rows, d_in, d_out),
+               source=f"{ORACLE} on nn.Linear(bias={bias})", hint=HINT_MACS + "; the bias add is free")
+
+
+@given(config=transformer_configs(), batch=batches, seq=seqs)
+def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, seq):
+    got = impl.flops.transformer_forward_flops(config, batch, seq)
+    expected = scenarios.oracle_count(transformer_spec(config, batch, seq))["total"]
+    expect_int(got, expected,
+               what=call_text("transformer_forward_flops", config, batch, seq),
+               source=f"{ORACLE} on the torch model of this config", hint=HINT_TRANSFORMER)
+
+
+@given(config=transformer_configs(), batch=batches, seq=seqs)
+def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
+    # In the model only attention runs batched products (its projections fold into aten.mm).
+    got = impl.flops.attention_score_flops(config, batch, seq)
+    expected = scenarios.oracle_count(transformer_spec(config, batch, seq))["by_op"]["aten.bmm"]
+    expect_int(got, expected,
+               what=call_text("attention_score_flops", config, batch, seq),
+               source=f"{ORACLE}'s aten.bmm count on the torch model",
+               hint="Q K^T and (scores) V, each 2*seq*d_head*seq per head, in every layer")
+
+
+@given(config=transformer_configs(), seq=seqs, batch=batches)
+def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batch):
+    got = impl.flops.attention_flops_fraction(config, seq)
+    measured = scenarios.oracle_count(transformer_spec(config, batch, seq))
+    expected = measured["by_op"]["aten.bmm"] / measured["total"]
+    expect_close(got, expected, rel=REL,
+                 what=call_text("attention_flops_fraction", config, seq),
+                 source=f"{ORACLE}: aten.bmm share of the forward", hint="attention-score FLOPs / all forward FLOPs")
+
+
+@given(config=transformer_configs(), batch=batches, seq=seqs)
+def test_training_step_flops_matches_forward_and_backward(impl, config, batch, seq):
+    got = impl.flops.training_step_flops(config, batch, seq)
+    expected = scenarios.oracle_count(transformer_spec(config, batch, seq, backward=True))["total"]
+    expect_int(got, expected,
+               what=call_text("training_step_flops", config, batch, seq),
+               source=f"{ORACLE} on forward + backward of the torch model", hint=HINT_BACKWARD)
+
+
+@given(dims=st.lists(st.integers(1, 12), min_size=2, max_size=5), batch=st.integers(1, 9))
+def test_mlp_training_flops_matches_forward_and_backward(impl, dims, batch):
+    spec = {"kind": "mlp", "dims": dims, "batch": batch, "bias": True, "backward": True, "input_grad": False}
+    got = impl.flops.mlp_training_flops(batch, dims)
+    expected = scenarios.oracle_count(spec)["total"]
+    expect_int(got, expected, what=call_text("mlp_training_flops", batch, dims),
+               source=f"{ORACLE} on forward + backward, input without grad",
+               hint=HINT_BACKWARD + "; the first layer's input gradient is not needed (4*N*D there, not 6)")
+
+
+@given(config=transformer_configs())
+def test_transformer_param_count_matches_the_module(impl, config):
+    expect_int(impl.flops.transformer_param_count(config), scenarios.param_count(config),
+               what=call_text("transformer_param_count", config), source="sum of numel() over the torch model",
+               hint="embedding and LM head are separate (untied); each RMSNorm has d_model weights")
+
+
+# -- the FLOP counter, against FlopCounterMode --------------------------------------------------------
+
+@given(ops=matmul_programs(), backward=st.booleans())
+def test_counter_matches_flopcountermode_on_matmul_programs(impl, ops, backward):
+    expect_counter(impl, {"kind": "program", "ops": ops, "backward": backward})
+
+
+@given(dims=st.lists(st.integers(1, 12), min_size=2, max_size=4), batch=st.integers(1, 6),
+       extra_dim=st.sampled_from([0, 2]), bias=st.booleans(), input_grad=st.booleans(), backward=st.booleans())
+def test_counter_matches_flopcountermode_on_mlps(impl, dims, batch, extra_dim, bias, input_grad, backward):
+    expect_counter(impl, {"kind": "mlp", "dims": dims, "batch": batch, "extra_dim": extra_dim, "bias": bias,
+                          "input_grad": input_grad, "backward": backward})
+
+
+@given(sizes=distinct_sizes(6, 1, 9), causal=st.booleans(), backward=st.booleans())
+def test_counter_matches_flopcountermode_on_math_attention(impl, sizes, causal, backward):
+    batch, heads, s_q, s_k, d_qk, d_v = sizes
+    if causal:
+        s_k = s_q  # the math backend's causal mask needs a square score matrix here
+    expect_counter(impl, {"kind": "math_attention", "batch": batch, "heads": heads, "s_q": s_q, "s_k": s_k,
+                          "d_qk": d_qk, "d_v": d_v, "causal": causal, "backward": backward})
+
+
+@given(sizes=distinct_sizes(6, 1, 9), variant=st.sampled_from(["flash", "efficient", "cudnn"]), backward=st.booleans())
+def test_counter_matches_flopcountermode_on_fused_attention(impl, sizes, variant, backward):
+    batch, heads, s_q, s_k, d_qk, d_v = sizes
+    if variant == "flash":
+        d_v = d_qk  # the flash kernel's backward needs equal head sizes
+    expect_counter(impl, {"kind": "fused_attention", "variant": variant, "batch": batch, "heads": heads,
+                          "s_q": s_q, "s_k": s_k, "d_qk": d_qk, "d_v": d_v, "backward": backward})
+
+
+@given(config=transformer_configs(max_layers=2), batch=batches, seq=seqs, backward=st.booleans())
+def test_counter_matches_flopcountermode_on_transformers(impl, config, batch, seq, backward):
+    expect_counter(impl, transformer_spec(config, batch, seq, backward))
+
+
+@given(first=matmul_programs(), second=matmul_programs())
+def test_counter_starts_from_zero_each_time_it_is_entered(impl, first, second):
+    first_spec, second_spec = ({"kind": "program", "ops": ops} for ops in (first, second))
+    got = impl.run(scenarios.count_twice, first_spec, second_spec)
+    expected = scenarios.oracle_count(second_spec)
+    expect_int(got["total"], expected["total"], what="FlopCounter entered a second time: total",
+               source=f"{ORACLE} on the second workload alone", hint="reset total and by_op in __enter__")
+
+
+# -- approximations and the lecture's numbers ---------------------------------------------------------
+
+@given(sizes=big_sizes(2))
+def test_approx_training_flops_is_six_n_d(impl, sizes):
+    params, tokens = sizes
+    expect_int(impl.flops.approx_training_flops(params, tokens), 6 * params * tokens,
+               what=call_text("approx_training_flops", params, tokens), source="6*N*D",
+               hint="2 FLOPs per parameter per token forward, 4 backward")
+
+
+@given(config=transformer_configs(), seq=st.integers(1, 64))
+def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, config, seq):
+    short = impl.flops.attention_flops_fraction(config, seq)
+    longer = impl.flops.attention_flops_fraction(config, 2 * seq)
+    assert 0 < short < longer < 1, (
+        f"attention_flops_fraction({config}, seq) should lie in (0, 1) and grow with seq: "
+        f"got {short!r} at seq={seq}, {longer!r} at seq={2 * seq}")
+    # The exact step over 6*N*D (N without the embedding, which costs no FLOPs) grows with the context.
+    n = impl.flops.transformer_param_count(config) - config.vocab_size * config.d_model
+    ratios = [impl.flops.training_step_flops(config, 1, s) / (6 * n * s) for s in (seq, 2 * seq)]
+    assert ratios[0] < ratios[1], f"exact / 6ND should grow with the context, got {ratios} at seq={seq}, {2 * seq}"
+
+
+def test_training_days_lecture_example(impl):
+    days = impl.flops.training_days(70e9, 15e12, 1024, 989.5e12, 0.5)
+    # 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) s = 143.92 days, the lecture's "about 144"
+    expect_close(days, 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) / 86400, rel=REL,
+                 what=call_text("training_days", 70e9, 15e12, 1024, 989.5e12, 0.5), source="the lecture: ~144 days",
+                 hint="6*N*D FLOPs / (n_gpus * peak * mfu) seconds, / 86400")
+    assert round(days) == 144
+
+
+@given(params=st.floats(1e6, 1e12), tokens=st.floats(1e6, 1e14), n_gpus=st.integers(1, 4096),
+       peak=st.floats(1e12, 1e16), util=st.floats(0.01, 1.0))
+def test_training_days_scales_as_compute_over_throughput(impl, params, tokens, n_gpus, peak, util):
+    expected = 6 * params * tokens / (n_gpus * peak * util) / 86400
+    expect_close(impl.flops.training_days(params, tokens, n_gpus, peak, util), expected, rel=REL,
+                 what=call_text("training_days", params, tokens, n_gpus, peak, util),
+                 source="6*N*D / (n_gpus * peak * mfu) / 86400", hint="mfu scales the peak down")
+
+
+@given(flops=st.floats(1e9, 1e20), seconds=st.floats(1e-3, 1e5), peak=st.floats(1e12, 1e16))
+def test_mfu_is_achieved_over_peak(impl, flops, seconds, peak):
+    expect_close(impl.flops.mfu(flops, seconds, peak), flops / seconds / peak, rel=REL,
+                 what=call_text("mfu", flops, seconds, peak), source="(flops / seconds) / peak",
+                 hint="achieved FLOP/s as a share of the peak")
+
+
+# -- audit ---------------------------------------------------------------------------------------------
+
+def test_audit_counter_does_not_use_flopcountermode(impl):
+    mentions = audit.forbidden_mentions(impl.name, "flops", ("FlopCounterMode", "flop_counter", "flop_registry"))
+    assert not mentions, f"{impl.name}/flops.py uses torch's FLOP counter (the oracle):\n" + "\n".join(mentions)
+    # And at run time: the counter still counts with torch.utils.flop_counter made unusable.
+    expect_counter(impl, transformer_spec(TransformerConfig(11, 6, 1, 2, 5), 2, 3, True),
+                   scenario=scenarios.count_without_oracle)
+
+
+# -- differential: the same inputs through the reference ------------------------------------------------
+
+@given(config=transformer_configs(), batch=batches, seq=seqs, dims=st.lists(st.integers(1, 30), min_size=2, max_size=5))
+def test_differential_counting_functions(impl, ref, config, batch, seq, dims):
+    cases = [
+        ("transformer_forward_flops", (config, batch, seq)),
+        ("attention_score_flops", (config, batch, seq)),
+        ("training_step_flops", (config, batch, seq)),
+        ("transformer_param_count", (config,)),
+        ("mlp_training_flops", (batch, dims)),
+        ("matmul_flops", tuple(dims[:3]) if len(dims) >= 3 else (batch, seq, dims[0])),
+        ("linear_flops", (batch * seq, dims[0], dims[1])),
+    ]
+    for name, args in cases:
+        expect_int(getattr(impl.flops, name)(*args), getattr(ref.flops, name)(*args),
+                   what=call_text(name, *args), source="reference")
+    expect_close(impl.flops.attention_flops_fraction(config, seq), ref.flops.attention_flops_fraction(config, seq),
+                 rel=REL, what=call_text("attention_flops_fraction", config, seq), source="reference")
+
+
+@given(sizes=distinct_sizes(6, 1, 9), variant=st.sampled_from(["flash", "efficient", "cudnn"]), ops=matmul_programs())
+def test_differential_counter(impl, ref, sizes, variant, ops):
+    batch, heads, s_q, s_k, d_qk, d_v = sizes
+    for spec in (
+        {"kind": "fused_attention", "variant": variant, "batch": batch, "heads": heads, "s_q": s_q, "s_k": s_k,
+         "d_qk": d_qk, "d_v": d_qk if variant == "flash" else d_v, "backward": True},
+        {"kind": "program", "ops": ops, "backward": True},
+    ):
+        expect_equal(impl.run(scenarios.count, spec), ref.run(scenarios.count, spec),
+                     what=f"FlopCounter on {spec}", source="reference")
