@@ -2,6 +2,8 @@
 
 - `TransformerConfig`: the decoder-only transformer that `flops` counts.
 - `HardwareSpec` and `HARDWARE`: accelerator spec sheets (dense peaks, no sparsity), each with its source.
+- `PrecisionPolicy`, `POLICIES`, `OPTIMIZER_STATE_TENSORS` and `BytesPerParam`: what training keeps per
+  parameter, by named precision policy and optimizer.
 """
 
 from dataclasses import dataclass, field
@@ -106,3 +108,44 @@ HARDWARE: dict[str, HardwareSpec] = {
         ),
     )
 }
+
+
+@dataclass(frozen=True)
+class PrecisionPolicy:
+    """The dtypes a training run keeps per parameter. `master_dtype` is None when there is no separate
+    master copy of the weights (the optimizer updates the parameters in `param_dtype` directly)."""
+
+    name: str
+    param_dtype: torch.dtype
+    grad_dtype: torch.dtype
+    state_dtype: torch.dtype  # the optimizer's per-parameter state (momentum, second moment, ...)
+    master_dtype: torch.dtype | None
+
+
+POLICIES: dict[str, PrecisionPolicy] = {
+    p.name: p
+    for p in (
+        PrecisionPolicy("fp32", _FP32, _FP32, _FP32, None),
+        # the lecture's: bf16 parameters and gradients, fp32 moments, no master copy (2+2+4+4 = 12 for AdamW)
+        PrecisionPolicy("bf16", _BF16, _BF16, _FP32, None),
+        # ZeRO-style mixed precision: as bf16, plus fp32 master weights (2+2+4+4+4 = 16 for AdamW)
+        PrecisionPolicy("bf16_master", _BF16, _BF16, _FP32, _FP32),
+    )
+}
+
+# How many state tensors, each the size of the parameter, an optimizer keeps.
+OPTIMIZER_STATE_TENSORS: dict[str, int] = {"sgd": 0, "sgd_momentum": 1, "adagrad": 1, "adamw": 2}
+
+
+@dataclass(frozen=True)
+class BytesPerParam:
+    """Bytes kept per parameter, by kind. Activations are not included."""
+
+    params: int
+    grads: int
+    optimizer_state: int
+    master_weights: int
+
+    @property
+    def total(self) -> int:
+        return self.params + self.grads + self.optimizer_state + self.master_weights

@@ -33,6 +33,8 @@ _REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False,
                      phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
 settings.register_profile("grade", max_examples=60, **_REPRODUCIBLE)
+# mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
+settings.register_profile("mutation", max_examples=10, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 pytest_plugins = ["tests.report"]

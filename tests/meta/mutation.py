@@ -1,0 +1,61 @@
+"""Run each catalogued mistake against the problem's oracle tests and say whether it was caught.
+
+    python -m tests.meta.mutation                 # every problem's catalog, a table
+    python -m tests.meta.mutation --problem flops
+    python -m tests.meta.mutation --json FILE     # for tests/meta/test_mistakes.py
+
+A mistake is caught when the problem's tests, without the differential ones (the student release's
+tests must catch it on their own), fail with the mistake swapped into the reference. All runs share one
+process (pytest.main in a loop), so torch is imported once.
+"""
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.mistakes import catalog
+from tests.registry import PROBLEMS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_mistake(mistake, profile: str) -> dict:
+    """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure."""
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
+        args = [f"tests/test_{mistake.problem}.py", "--impl", "reference", "--mutant", f"{mistake.problem}:{mistake.id}",
+                "-m", f"{mistake.problem} and not differential", "-x", "-q", "--tb=no", "--no-header",
+                f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = pytest.main(args)
+        records = [json.loads(line) for line in Path(report.name).read_text().splitlines() if line]
+    failed = [r["nodeid"].split("::")[-1] for r in records if r["outcome"] == "failed"]
+    return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
+            "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),
+            "caught_by": failed[0] if failed else None}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problem", action="append", help="only these problems (repeatable)")
+    parser.add_argument("--profile", default="mutation", help="hypothesis profile (default: mutation, 10 examples)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    options = parser.parse_args(argv)
+    problems = options.problem or [p.id for p in PROBLEMS]
+    results = [run_mistake(m, options.profile) for p in problems for m in catalog(p)]
+    for r in results:
+        verdict = f"caught by {r['caught_by']}" if r["caught"] else f"NOT CAUGHT (pytest exit {r['exit_code']})"
+        print(f"{r['problem']:>24}:{r['id']:<28} {verdict}")
+    print(f"{sum(r['caught'] for r in results)}/{len(results)} mistakes caught")
+    if options.json:
+        Path(options.json).write_text(json.dumps(results, indent=1))
+    return 0 if all(r["caught"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,22 @@
+"""Helpers for the meta-tests: which problems have tests, running the suite in a subprocess."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.registry import PROBLEMS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def problems_with_tests() -> list[str]:
+    return [p.id for p in PROBLEMS if (ROOT / p.test_file).exists()]
+
+
+def run_suite(tmp_path: Path, *args: str, timeout: float = 900) -> list[dict]:
+    """Run pytest in a subprocess with the report plugin; the per-test records."""
+    report = tmp_path / "report.jsonl"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "--tb=no", "--hypothesis-profile=ci", f"--report={report}",
+                    *args], cwd=ROOT, check=False, timeout=timeout, capture_output=True)
+    return [json.loads(line) for line in report.read_text().splitlines() if line] if report.exists() else []

@@ -1,0 +1,35 @@
+"""Every catalogued mistake is caught by its problem's oracle tests (tests/mistakes/)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.mistakes import catalog
+from tests.registry import PROBLEMS
+
+pytestmark = pytest.mark.meta
+
+MISTAKES = [m for p in PROBLEMS for m in catalog(p.id)]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mutation") / "results.json"
+    subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--json", str(out)], check=False, timeout=1800)
+    return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
+
+
+def test_every_problem_with_tests_has_at_least_six_mistakes():
+    from tests.meta.suite import problems_with_tests
+
+    thin = {p: len(catalog(p)) for p in problems_with_tests() if len(catalog(p)) < 6}
+    assert not thin, f"problems with fewer than six catalogued mistakes: {thin}"
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.problem}:{m.id}")
+def test_mistake_is_caught(results, mistake):
+    result = results[(mistake.problem, mistake.id)]
+    assert result["caught"], (f"{mistake.problem}:{mistake.id} ({mistake.description}) is not caught by the "
+                              f"problem's oracle tests (pytest exit code {result['exit_code']})")
