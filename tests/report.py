@@ -11,6 +11,17 @@ import pytest
 from tests.registry import BY_ID
 
 MAX_MESSAGE = 4000
+WORKER_NOTE = "[raised in the grading worker"
+
+
+def _student_frames(note: str) -> str:
+    """A worker's traceback cut down to the frames in the code under test (assignment/...)."""
+    lines = note.splitlines()
+    kept = [lines[0]]
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("File ") and "/assignment/" in line:
+            kept += [line.replace(line[line.index('"') + 1 : line.index("/assignment/") + 1], ""), *lines[i + 1 : i + 2]]
+    return "\n".join(kept)
 
 
 def pytest_addoption(parser):
@@ -21,10 +32,9 @@ def pytest_addoption(parser):
 def failure_message(excinfo) -> str:
     """The exception in a few lines: type, message, notes (hypothesis' falsifying example among them)."""
     exc = excinfo.value
-    text = excinfo.exconly()
-    notes = [n for n in getattr(exc, "__notes__", ()) if not n.startswith("[raised in the grading worker")]
-    if notes:
-        text += "\n" + "\n".join(notes)
+    text = f"{type(exc).__name__}: {exc}"
+    for note in getattr(exc, "__notes__", ()):
+        text += "\n" + (_student_frames(note) if note.startswith(WORKER_NOTE) else note)
     if len(text) > MAX_MESSAGE:
         text = text[: MAX_MESSAGE - 20] + "\n... (cut)"
     return text
@@ -67,6 +77,15 @@ class _Recorder:
         if report.when == "teardown":
             self.file.write(json.dumps(self.current.pop(report.nodeid)) + "\n")
             self.file.flush()
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session):
+        """First line: every test that will run, so a reader knows what a killed run never reached."""
+        collected = [{"nodeid": item.nodeid, "problem": self._problem(item.keywords),
+                      "gpu": "gpu" in item.keywords, "differential": "differential" in item.keywords}
+                     for item in session.items]
+        self.file.write(json.dumps({"collected": collected}) + "\n")
+        self.file.flush()
 
     @pytest.hookimpl
     def pytest_collectreport(self, report):

@@ -34,6 +34,7 @@ def run_mistake(mistake, profile: str) -> dict:
         with contextlib.redirect_stdout(io.StringIO()):
             code = pytest.main(args)
         records = [json.loads(line) for line in Path(report.name).read_text().splitlines() if line]
+    records = [r for r in records if "collected" not in r]
     failed = [r["nodeid"].split("::")[-1] for r in records if r["outcome"] == "failed"]
     return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
             "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),

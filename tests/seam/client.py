@@ -204,6 +204,9 @@ class IsolatedPackage:
             raise AttributeError(f"{self.name} has no problem module {module!r}")
         return _RemoteModule(self.worker, module)
 
+    def __repr__(self) -> str:
+        return f"<package under test: {self.name} (isolated)>"
+
     def run(self, scenario, *args, **kwargs):
         target = f"{scenario.__module__}:{scenario.__qualname__}"
         module = scenario.__module__.rsplit(".", 1)[-1]  # tests.scenarios.flops -> flops

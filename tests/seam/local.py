@@ -45,6 +45,9 @@ class LocalPackage:
             setattr(copy, attribute, value)
         return copy
 
+    def __repr__(self) -> str:
+        return f"<package under test: {self.name} (in-process)>"
+
     def run(self, scenario, *args, **kwargs):
         return scenario(self, *args, **kwargs)
 

@@ -1,0 +1,100 @@
+"""A submission (a folder or a zip) turned into a grading workspace.
+
+Only the whitelisted student files — one module per problem, `<problem>.py` — are taken from the
+submission, found either under `assignment/` or at its top level (Gradescope's flat upload), at most one
+folder down (a zip of the repository folder). Everything else in the workspace is the official copy:
+the given code, the tests, the reference.
+"""
+
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from grader import OFFICIAL_ROOT
+from tests.registry import PROBLEMS
+
+MAX_FILE_BYTES = 1_000_000
+OFFICIAL_ENTRIES = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
+
+
+class SubmissionError(ValueError):
+    """The submission cannot be read (missing, not a folder or a zip, a file too large, ambiguous)."""
+
+
+@dataclass
+class Workspace:
+    root: Path
+    taken: dict[str, str] = field(default_factory=dict)  # problem module -> where it came from
+    missing: list[str] = field(default_factory=list)  # problem modules the submission lacks
+
+
+def _candidates(module: str) -> list[PurePosixPath]:
+    name = f"{module}.py"
+    return [PurePosixPath("assignment", name), PurePosixPath(name)]
+
+
+def _pick(paths: set[PurePosixPath], module: str) -> PurePosixPath | None:
+    """The submission's file for `module`: at the top or one folder down, `assignment/` preferred."""
+    for prefix in ("", "*/"):
+        for candidate in _candidates(module):
+            matches = sorted(p for p in paths if p.match(prefix + str(candidate)) and len(p.parts) ==
+                             len(candidate.parts) + (1 if prefix else 0))
+            if len(matches) > 1:
+                raise SubmissionError(f"the submission has several {candidate}: {[str(m) for m in matches]}")
+            if matches:
+                return matches[0]
+    return None
+
+
+def _read_folder(folder: Path) -> tuple[set[PurePosixPath], callable]:
+    patterns = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # never a deep walk (a .venv)
+    paths = {PurePosixPath(p.relative_to(folder).as_posix()) for pattern in patterns for p in folder.glob(pattern)
+             if p.is_file()}
+    return paths, lambda rel: (folder / rel).read_bytes()
+
+
+def _read_zip(archive: zipfile.ZipFile) -> tuple[set[PurePosixPath], callable]:
+    infos = {PurePosixPath(i.filename): i for i in archive.infolist() if not i.is_dir()}
+
+    def read(rel: PurePosixPath) -> bytes:
+        if infos[rel].file_size > MAX_FILE_BYTES:
+            raise SubmissionError(f"{rel} is {infos[rel].file_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+        return archive.read(infos[rel])
+
+    return set(infos), read
+
+
+def build_workspace(submission: Path, dest: Path) -> Workspace:
+    """Copy the official tree into `dest`, then the submission's whitelisted files over the stubs."""
+    submission = Path(submission)
+    if not submission.exists():
+        raise SubmissionError(f"no such submission: {submission}")
+    for entry in OFFICIAL_ENTRIES:
+        source = OFFICIAL_ROOT / entry
+        if source.is_dir():
+            shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(source, dest / entry)
+    workspace = Workspace(dest)
+    if submission.is_dir():
+        _take(workspace, *_read_folder(submission))
+    elif zipfile.is_zipfile(submission):
+        with zipfile.ZipFile(submission) as archive:
+            _take(workspace, *_read_zip(archive))
+    else:
+        raise SubmissionError(f"{submission} is neither a folder nor a zip file")
+    return workspace
+
+
+def _take(workspace: Workspace, paths: set[PurePosixPath], read) -> None:
+    for problem in PROBLEMS:
+        found = _pick(paths, problem.module)
+        if found is None:
+            workspace.missing.append(problem.module)
+            continue
+        data = read(found)
+        if len(data) > MAX_FILE_BYTES:
+            raise SubmissionError(f"{found} is {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit")
+        (workspace.root / "assignment" / f"{problem.module}.py").write_bytes(data)
+        workspace.taken[problem.module] = str(found)
