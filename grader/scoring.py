@@ -7,8 +7,8 @@ was killed at the submission's time limit) has failed.
 
 from dataclasses import dataclass, field
 
+from grader import registry
 from grader.runner import RunResult
-from tests.registry import PROBLEMS
 
 MESSAGE_LINES = 14
 
@@ -43,7 +43,7 @@ class ProblemScore:
         return sum(t.score for t in self.tests)
 
 
-def score_run(run: RunResult, problems=PROBLEMS) -> list[ProblemScore]:
+def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
     """One ProblemScore per problem that has graded tests in this run."""
     scores = []
     for problem in problems:

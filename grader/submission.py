@@ -11,8 +11,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader import OFFICIAL_ROOT
-from tests.registry import PROBLEMS
+from grader import OFFICIAL_ROOT, registry
 
 MAX_FILE_BYTES = 1_000_000
 OFFICIAL_ENTRIES = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
@@ -88,7 +87,7 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
 
 
 def _take(workspace: Workspace, paths: set[PurePosixPath], read) -> None:
-    for problem in PROBLEMS:
+    for problem in registry.PROBLEMS:
         found = _pick(paths, problem.module)
         if found is None:
             workspace.missing.append(problem.module)

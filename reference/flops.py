@@ -1,5 +1,7 @@
 """Problem (flops): counting compute. Reference solution; the spec is in assignment/flops.py."""
 
+from itertools import pairwise
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -87,7 +89,8 @@ def attention_score_flops(config: TransformerConfig, batch: int, seq: int) -> in
 
 def transformer_forward_flops(config: TransformerConfig, batch: int, seq: int) -> int:
     tokens = batch * seq
-    weights = config.n_layers * _layer_weight_flops_per_token(config) + linear_flops(1, config.d_model, config.vocab_size)
+    head = linear_flops(1, config.d_model, config.vocab_size)
+    weights = config.n_layers * _layer_weight_flops_per_token(config) + head
     return tokens * weights + attention_score_flops(config, batch, seq)
 
 
@@ -97,7 +100,7 @@ def training_step_flops(config: TransformerConfig, batch: int, seq: int) -> int:
 
 def mlp_training_flops(batch: int, dims: list[int]) -> int:
     total = 0
-    for i, (d_in, d_out) in enumerate(zip(dims, dims[1:])):
+    for i, (d_in, d_out) in enumerate(pairwise(dims)):
         passes = 2 if i == 0 else 3  # forward + weight grad (+ input grad, needed from layer 1 on)
         total += passes * linear_flops(batch, d_in, d_out)
     return total

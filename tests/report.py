@@ -20,7 +20,8 @@ def _student_frames(note: str) -> str:
     kept = [lines[0]]
     for i, line in enumerate(lines):
         if line.lstrip().startswith("File ") and "/assignment/" in line:
-            kept += [line.replace(line[line.index('"') + 1 : line.index("/assignment/") + 1], ""), *lines[i + 1 : i + 2]]
+            folder = line[line.index('"') + 1 : line.index("/assignment/") + 1]  # the workspace's path
+            kept += [line.replace(folder, ""), *lines[i + 1 : i + 2]]
     return "\n".join(kept)
 
 

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def run_mistake(mistake, profile: str) -> dict:
     """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
-        args = [f"tests/test_{mistake.problem}.py", "--impl", "reference", "--mutant", f"{mistake.problem}:{mistake.id}",
+        args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
+                "--mutant", f"{mistake.problem}:{mistake.id}",
                 "-m", f"{mistake.problem} and not differential", "-x", "-q", "--tb=no", "--no-header",
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
         with contextlib.redirect_stdout(io.StringIO()):

@@ -1,5 +1,7 @@
 """Classic mistakes in counting compute, each written as the wrong function a student would write."""
 
+from itertools import pairwise
+
 from reference import flops as ref
 from tests.mistakes import Mistake
 
@@ -21,7 +23,8 @@ def no_attention_term(config, batch, seq):
 
 
 def no_lm_head(config, batch, seq):
-    return ref.transformer_forward_flops(config, batch, seq) - ref.linear_flops(batch * seq, config.d_model, config.vocab_size)
+    head = ref.linear_flops(batch * seq, config.d_model, config.vocab_size)
+    return ref.transformer_forward_flops(config, batch, seq) - head
 
 
 def gqa_ignored(config, batch, seq):
@@ -35,7 +38,7 @@ def attention_per_layer_once(config, batch, seq):
 
 
 def every_layer_needs_input_grad(batch, dims):
-    return sum(3 * ref.linear_flops(batch, a, b) for a, b in zip(dims, dims[1:]))
+    return sum(3 * ref.linear_flops(batch, a, b) for a, b in pairwise(dims))
 
 
 def params_without_norms(config):
@@ -119,11 +122,14 @@ MISTAKES = [
     _m("no_lm_head", "forgets the LM head's d_model x vocab_size matmul", transformer_forward_flops=no_lm_head),
     _m("gqa_ignored", "K and V projections counted d_model wide under grouped-query attention",
        transformer_forward_flops=gqa_ignored),
-    _m("attention_one_layer", "attention scores counted once, not per layer", attention_score_flops=attention_per_layer_once),
+    _m("attention_one_layer", "attention scores counted once, not per layer",
+       attention_score_flops=attention_per_layer_once),
     _m("mlp_6nd", "the first layer's input gradient counted (6*N*D for a lone Linear instead of 4)",
        mlp_training_flops=every_layer_needs_input_grad),
-    _m("params_no_norms", "RMSNorm weights left out of the parameter count", transformer_param_count=params_without_norms),
-    _m("params_tied", "embedding and LM head counted once (they are untied)", transformer_param_count=params_tied_embedding),
+    _m("params_no_norms", "RMSNorm weights left out of the parameter count",
+       transformer_param_count=params_without_norms),
+    _m("params_tied", "embedding and LM head counted once (they are untied)",
+       transformer_param_count=params_tied_embedding),
     _m("two_nd", "training compute as 2*N*D (forward only)", approx_training_flops=two_n_d),
     _m("fraction_of_weights", "attention share over the weight FLOPs instead of all FLOPs",
        attention_flops_fraction=fraction_of_weights),

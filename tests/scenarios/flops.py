@@ -4,6 +4,8 @@ Every workload runs on the meta device: shapes without storage, so nothing is al
 FlopCounterMode (the oracle) and the FlopCounter under test see the same ops in the same order.
 """
 
+from itertools import pairwise
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -48,7 +50,7 @@ def _program(spec: dict) -> torch.Tensor:
 def _mlp(spec: dict) -> torch.Tensor:
     dims = spec["dims"]
     layers = []
-    for i, (d_in, d_out) in enumerate(zip(dims, dims[1:])):
+    for i, (d_in, d_out) in enumerate(pairwise(dims)):
         if i:
             layers.append(nn.ReLU())
         layers.append(nn.Linear(d_in, d_out, bias=spec["bias"], device=META))
@@ -57,9 +59,13 @@ def _mlp(spec: dict) -> torch.Tensor:
     return nn.Sequential(*layers)(x).sum()
 
 
+def _qkv(spec: dict) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    b, h, s_q, s_k = spec["batch"], spec["heads"], spec["s_q"], spec["s_k"]
+    return _t(b, h, s_q, spec["d_qk"]), _t(b, h, s_k, spec["d_qk"]), _t(b, h, s_k, spec["d_v"])
+
+
 def _math_attention(spec: dict) -> torch.Tensor:
-    b, h = spec["batch"], spec["heads"]
-    q, k, v = _t(b, h, spec["s_q"], spec["d_qk"]), _t(b, h, spec["s_k"], spec["d_qk"]), _t(b, h, spec["s_k"], spec["d_v"])
+    q, k, v = _qkv(spec)
     with sdpa_kernel(SDPBackend.MATH):
         return F.scaled_dot_product_attention(q, k, v, is_causal=spec.get("causal", False)).sum()
 
@@ -72,8 +78,7 @@ _FUSED = {
 
 
 def _fused_attention(spec: dict) -> torch.Tensor:
-    b, h = spec["batch"], spec["heads"]
-    q, k, v = _t(b, h, spec["s_q"], spec["d_qk"]), _t(b, h, spec["s_k"], spec["d_qk"]), _t(b, h, spec["s_k"], spec["d_v"])
+    q, k, v = _qkv(spec)
     return _FUSED[spec["variant"]](q, k, v).sum()
 
 
@@ -99,7 +104,8 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         c, (b, s, d) = self.c, x.shape
         h = self.norm1(x)
-        q, k, v = self._heads(self.wq(h), c.n_heads), self._heads(self.wk(h), c.kv_heads), self._heads(self.wv(h), c.kv_heads)
+        q = self._heads(self.wq(h), c.n_heads)
+        k, v = self._heads(self.wk(h), c.kv_heads), self._heads(self.wv(h), c.kv_heads)
         with sdpa_kernel(SDPBackend.MATH):
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.wo(a.transpose(1, 2).reshape(b, s, d))

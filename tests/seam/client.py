@@ -122,6 +122,15 @@ class Worker:
         return json.loads(body)
 
     def request(self, message: dict, *, module: str | None, what: str):
+        """Send one request and return its decoded value. A timeout or a dead worker is raised from this one
+        line, whatever caused it, so that hypothesis sees the same failure when it replays the example."""
+        try:
+            return self._request(message, module=module, what=what)
+        except (WorkerTimeout, WorkerDied) as exc:
+            failure = exc
+        raise type(failure)(str(failure))  # outside the handler: no chained context either
+
+    def _request(self, message: dict, *, module: str | None, what: str):
         if module in self.broken_modules:
             raise WorkerDied(self.broken_modules[module])
         key = (self.current_test, what)
@@ -159,7 +168,8 @@ class Worker:
             raise WorkerTimeout(self.timed_out[key]) from None
         except WorkerDied as exc:
             if importing is not None:
-                self.broken_modules[importing] = f"{self.package}/{importing}.py ended the process while being imported ({exc})"
+                self.broken_modules[importing] = (
+                    f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
             raise WorkerDied(f"{what}: {exc}") from None
         if reply["ok"]:

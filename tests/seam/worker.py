@@ -32,10 +32,8 @@ class _Blocker(importlib.abc.MetaPathFinder):
 
 
 def error_payload(exc: BaseException) -> dict:
-    builtin = next(
-        (c.__name__ for c in type(exc).__mro__ if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)),
-        "RuntimeError",
-    )
+    builtin = next((c.__name__ for c in type(exc).__mro__
+                    if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)), "RuntimeError")
     message = str(exc)
     if isinstance(exc, SystemExit):
         message = f"the code under test called sys.exit({exc.code!r})"

@@ -5,6 +5,8 @@ Wrong on purpose: the counter ignores bmm; the forward count drops the attention
 counted as 1x forward; every Linear layer is charged an input gradient. Not done: attention_flops_fraction.
 """
 
+from itertools import pairwise
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -56,7 +58,7 @@ def training_step_flops(config: TransformerConfig, batch: int, seq: int) -> int:
 
 
 def mlp_training_flops(batch: int, dims: list[int]) -> int:
-    return sum(3 * linear_flops(batch, a, b) for a, b in zip(dims, dims[1:]))
+    return sum(3 * linear_flops(batch, a, b) for a, b in pairwise(dims))
 
 
 def transformer_param_count(config: TransformerConfig) -> int:
