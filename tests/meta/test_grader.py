@@ -1,0 +1,85 @@
+"""The grader, end to end on small submissions: scores, isolation from broken code, results.json always."""
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from tests.meta.suite import ROOT
+
+pytestmark = pytest.mark.meta
+
+FLOPS_POINTS = 15
+
+
+def grade(tmp_path, submission, *extra: str) -> dict:
+    out = tmp_path / "results.json"
+    subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem", "flops",
+                    *extra], cwd=ROOT, check=False, capture_output=True, timeout=600)
+    assert out.exists(), "results.json must be written in every case"
+    return json.loads(out.read_text())
+
+
+def submission_of(tmp_path, source: str) -> str:
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "flops.py").write_text(source)
+    return folder
+
+
+def reference_source() -> str:
+    return (ROOT / "reference" / "flops.py").read_text()
+
+
+def test_reference_gets_full_points_and_stubs_none(tmp_path):
+    results = grade(tmp_path, submission_of(tmp_path, reference_source()))
+    assert results["score"] == FLOPS_POINTS, [t for t in results["tests"] if t["status"] != "passed"]
+    assert all(t["status"] == "passed" for t in results["tests"])
+    (tmp_path / "stubs").mkdir()
+    stubs = grade(tmp_path / "stubs", ROOT / "assignment")
+    assert stubs["score"] == 0 and all(t["status"] == "failed" for t in stubs["tests"])
+
+
+def test_a_zip_of_the_repository_folder_is_graded(tmp_path):
+    archive = tmp_path / "submission.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("my-repo/assignment/flops.py", reference_source())
+    assert grade(tmp_path, archive)["score"] == FLOPS_POINTS
+
+
+def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):
+    source = reference_source().replace('def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:\n',
+                                        'def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:\n'
+                                        '    while True:\n        pass\n')
+    results = grade(tmp_path, submission_of(tmp_path, source), "--call-timeout", "2")
+    failed = [t for t in results["tests"] if t["status"] == "failed"]
+    assert [t["name"] for t in failed] == ["flops: test_mfu_is_achieved_over_peak"]
+    assert "did not return within 2 s" in failed[0]["output"]
+    assert 0 < results["score"] < FLOPS_POINTS
+
+
+@pytest.mark.parametrize("breakage", ["def mfu(:", "import sys\nsys.exit(3)\n", "import os\nos._exit(7)\n"],
+                         ids=["syntax-error", "sys-exit", "os-exit"])
+def test_a_module_that_does_not_import_scores_zero_with_a_reason(tmp_path, breakage):
+    results = grade(tmp_path, submission_of(tmp_path, breakage + "\n" + reference_source()))
+    assert results["score"] == 0
+    assert results["tests"] and all(t["status"] == "failed" for t in results["tests"])
+    reason = results["tests"][0]["output"]
+    assert any(word in reason for word in ("SyntaxError", "sys.exit(3)", "ended the process")), reason
+
+
+def test_an_unreadable_submission_still_writes_results(tmp_path):
+    not_a_zip = tmp_path / "submission.txt"
+    not_a_zip.write_text("hello")
+    results = grade(tmp_path, not_a_zip)
+    assert results["score"] == 0 and "neither a folder nor a zip" in results["output"]
+
+
+def test_the_sample_submission_is_partly_right(tmp_path):
+    sample = tmp_path / "sample"
+    shutil.copytree(ROOT / "grader" / "samples" / "partial", sample)
+    results = grade(tmp_path, sample)
+    assert 0 < results["score"] < FLOPS_POINTS
