@@ -4,6 +4,7 @@
 - `HardwareSpec` and `HARDWARE`: accelerator spec sheets (dense peaks, no sparsity), each with its source.
 - `PrecisionPolicy`, `POLICIES`, `OPTIMIZER_STATE_TENSORS` and `BytesPerParam`: what training keeps per
   parameter, by named precision policy and optimizer.
+- `OpCost`: the FLOPs and bytes of one operation (problem `roofline`).
 """
 
 from dataclasses import dataclass, field
@@ -66,28 +67,35 @@ class HardwareSpec:
         return self.peak_flops[dtype]
 
 
-_BF16, _FP16, _FP32, _FP8 = torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn
+_BF16, _FP16, _FP32 = torch.bfloat16, torch.float16, torch.float32
+_FP8, _FP8_E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+
+# Figures as the vendor's datasheet prints them. FP32 is the non-tensor-core peak: 67 TFLOPS on the H100
+# SXM datasheet (66.9 in the Hopper whitepaper, at boost clock), which is what we use; a 67.5e12 figure
+# matches neither. Tensor-core figures on the sheets are "with sparsity" (2:4): the dense peak is half.
+# FP8 runs at the same rate in both formats (E4M3 and E5M2). Bandwidth and capacity are decimal
+# (1 TB/s = 1e12 B/s, 80 GB = 80e9 B).
 
 HARDWARE: dict[str, HardwareSpec] = {
     spec.name: spec
     for spec in (
         HardwareSpec(
             "H100 SXM",
-            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP32: 67e12},
+            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP8_E5M2: 1979e12, _FP32: 67e12},
             3.35e12,
             80e9,
             "NVIDIA H100 Tensor Core GPU datasheet (SXM5 column; sparse figures halved)",
         ),
         HardwareSpec(
             "H100 PCIe",
-            {_BF16: 756e12, _FP16: 756e12, _FP8: 1513e12, _FP32: 51e12},
+            {_BF16: 756e12, _FP16: 756e12, _FP8: 1513e12, _FP8_E5M2: 1513e12, _FP32: 51e12},
             2.0e12,
             80e9,
             "NVIDIA H100 Tensor Core GPU datasheet (PCIe column; sparse figures halved)",
         ),
         HardwareSpec(
             "H200",
-            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP32: 67e12},
+            {_BF16: 989.5e12, _FP16: 989.5e12, _FP8: 1979e12, _FP8_E5M2: 1979e12, _FP32: 67e12},
             4.8e12,
             141e9,
             "NVIDIA H200 Tensor Core GPU datasheet (SXM column; sparse figures halved)",
@@ -101,10 +109,11 @@ HARDWARE: dict[str, HardwareSpec] = {
         ),
         HardwareSpec(
             "B200",
-            {_BF16: 2.25e15, _FP16: 2.25e15, _FP8: 4.5e15, _FP32: 75e12},
-            8e12,
+            {_BF16: 2.25e15, _FP16: 2.25e15, _FP8: 4.5e15, _FP8_E5M2: 4.5e15, _FP32: 75e12},
+            7.7e12,
             180e9,
-            "NVIDIA HGX B200 datasheet, per GPU (8-GPU totals divided by 8; sparse figures halved)",
+            "NVIDIA HGX B200 specifications, per-GPU column (180 GB HBM3e at 7.7 TB/s, 62 TB/s for 8; early "
+            "sheets rounded to 8 TB/s; sparse figures halved)",
         ),
     )
 }
@@ -149,3 +158,57 @@ class BytesPerParam:
     @property
     def total(self) -> int:
         return self.params + self.grads + self.optimizer_state + self.master_weights
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """What one operation costs on a roofline: the FLOPs it performs and the bytes it moves between memory
+    and the chip (every input read once, every output written once; no caching, no fusion)."""
+
+    flops: int
+    bytes: int
+
+
+# -- problem precision -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """A binary floating-point format: 1 sign bit, `exponent_bits`, `mantissa_bits` (stored, without the
+    implicit leading 1), and the derived numbers that describe its range and resolution.
+
+    A code with exponent field E and mantissa field M is worth (-1)^sign * (1 + M / 2^mantissa_bits) *
+    2^(E - bias) when E > 0 (normal) and (-1)^sign * (M / 2^mantissa_bits) * 2^(1 - bias) when E = 0
+    (subnormal). The all-ones exponent field is special in one of three ways:
+    - `has_inf` (IEEE: fp32, fp16, bf16, fp8 e5m2): it holds +-inf (M = 0) and NaN (M != 0), no numbers;
+    - `has_nan` without `has_inf` (fp8 e4m3fn, "finite"): only all-ones exponent and mantissa is NaN, the
+      other codes with that exponent are numbers;
+    - neither (fp4 e2m1): every code is a number.
+    """
+
+    name: str
+    exponent_bits: int
+    mantissa_bits: int
+    bias: int
+    has_inf: bool
+    has_nan: bool
+    max_normal: float  # the largest finite value
+    min_normal: float  # the smallest positive normal value, 2^(1 - bias)
+    min_subnormal: float  # the smallest positive value
+    eps: float  # the gap between 1 and the next larger value
+
+
+@dataclass(frozen=True, eq=False)
+class NVFP4Tensor:
+    """A tensor in NVFP4 (problem precision): blocks of 16 consecutive values along the last dimension
+    share one scale. The value at [..., i] is values[..., i] * block_scales[..., i // 16] * tensor_scale.
+
+    - `values`: float32, the input's shape, every entry on the fp4 e2m1 grid (0, 0.5, 1, 1.5, 2, 3, 4, 6
+      and their negatives).
+    - `block_scales`: float32, shape (..., n // 16), every entry non-negative and exactly representable in
+      fp8 e4m3fn.
+    - `tensor_scale`: the per-tensor scale, a positive float32 value (as a Python float).
+    """
+
+    values: torch.Tensor
+    block_scales: torch.Tensor
+    tensor_scale: float

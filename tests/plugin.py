@@ -25,12 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
 install_import_hook(["assignment", "reference"], "beartype.beartype")
 
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# No "explain" phase anywhere: it reruns a failing example many times to annotate it, which turns a run on
+# the stubs from seconds into a minute; the shrunk example is what a student needs.
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow],
+               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
 settings.register_profile("dev", max_examples=20, **_COMMON)
-# ci and grade: reproducible (derandomized, no example database) and without the "explain" phase, which
-# reruns a failing example many times to annotate it.
-_REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False,
-                     phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink], **_COMMON)
+# ci and grade: reproducible (derandomized, no example database).
+_REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
 settings.register_profile("grade", max_examples=60, **_REPRODUCIBLE)
 # mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)

@@ -46,3 +46,441 @@ def matmul_programs():
         st.tuples(st.just("matmul4d"), d, d, d, d, d),
     )
     return st.lists(op, min_size=1, max_size=4)
+
+
+# -- problem memory (tests/test_memory.py) -------------------------------------------------------------
+
+def precision_policies():
+    """Named policies, and made-up ones whose parameter, gradient, state and master dtypes differ."""
+    import torch
+
+    from assignment.given import POLICIES, PrecisionPolicy
+
+    floats = st.sampled_from([torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.float8_e4m3fn])
+    made_up = st.builds(PrecisionPolicy, name=st.just("made_up"), param_dtype=floats, grad_dtype=floats,
+                        state_dtype=floats, master_dtype=st.none() | floats)
+    return st.sampled_from(sorted(POLICIES)) | made_up
+
+
+@st.composite
+def module_specs(draw) -> dict:
+    """Specs of tests/scenarios/memory.py's `build_model`: tied, shared, frozen and mixed-dtype parameters."""
+    d, hidden, vocab = draw(distinct_sizes(3, 1, 9))
+    return {"d": d, "hidden": hidden, "vocab": vocab, "n_blocks": draw(st.integers(1, 3)),
+            "bias": draw(st.booleans()), "norm": draw(st.sampled_from([None, "layernorm", "batchnorm"])),
+            "tie": draw(st.booleans()), "share": draw(st.booleans()), "frozen": draw(st.booleans()),
+            "dtype": draw(st.sampled_from(["float32", "bfloat16", "float64"]))}
+
+
+@st.composite
+def stack_specs(draw) -> dict:
+    """Specs of tests/scenarios/memory.py's `build_stack`: Linear layers of distinct widths, each maybe
+    followed by an activation, a LayerNorm or a slicing view."""
+    widths = draw(distinct_sizes(draw(st.integers(2, 5)), 2, 12))
+    layers = []
+    for width in widths[1:]:
+        layers.append(["linear", width, draw(st.booleans())])
+        extra = draw(st.sampled_from([None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice"]))
+        if extra:
+            layers.append([extra])
+    return {"width": widths[0], "layers": layers, "batch": draw(st.integers(1, 5)),
+            "seq": draw(st.sampled_from([0, 3])), "dtype": draw(st.sampled_from(["float32", "float64", "bfloat16"])),
+            "input_grad": draw(st.booleans()), "seed": draw(st.integers(0, 2**16))}
+
+
+# -- einops_practice and mini_einops (issue 4): einops patterns as data --------------------------------
+# A spec is a dict: {"kind": "rearrange" | "reduce" | "repeat" | "einsum", "pattern": str,
+# "shapes": [shape, ...] (one per input tensor), "axes_lengths": {name: int}, "reduction": str,
+# "dtype": "float32" | "float64" | "int64", "seed": int, "mutation": None | str (near-misses: what was
+# broken; the result may still be valid, e.g. an axis dropped on the right of a reduce)}.
+
+EINOPS_AXIS_NAMES = ("b", "c", "h", "w", "seq", "heads", "d_model", "x1", "kv", "t2")
+EINOPS_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+_DOTS = "..."
+
+
+def _prod(values) -> int:
+    result = 1
+    for v in values:
+        result *= v
+    return result
+
+
+def _render_side(groups: list) -> str:
+    """groups: each a list of tokens (a lone token unparenthesised) or the string "()"."""
+    parts = []
+    for group in groups:
+        if group == "()":
+            parts.append("()")
+        elif len(group) == 1:
+            parts.append(str(group[0]))
+        else:
+            parts.append("(" + " ".join(str(t) for t in group) + ")")
+    return " ".join(parts)
+
+
+def _split_into_groups(draw, axes: list) -> list[list]:
+    groups: list[list] = []
+    for axis in axes:
+        if groups and draw(st.integers(0, 2)) == 0:
+            groups[-1].append(axis)
+        else:
+            groups.append([axis])
+    return groups
+
+
+def _insert(draw, groups: list, item) -> None:
+    groups.insert(draw(st.integers(0, len(groups))), item)
+
+
+@st.composite
+def _einops_structures(draw, kind: str | None = None) -> dict:
+    kind = kind or draw(st.sampled_from(["rearrange", "reduce", "repeat"]))
+    n = draw(st.integers(1, 4))
+    names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]  # permutations: distinct without rejection
+    sizes = dict(zip(names, draw(st.permutations(range(2, 6)))[:n], strict=True))
+    spare = [a for a in EINOPS_AXIS_NAMES if a not in names]
+    left = _split_into_groups(draw, list(names))
+    anonymous = []
+    if kind == "reduce" and draw(st.booleans()):  # a numeric axis, reduced: "(h 2)"
+        group = draw(st.sampled_from(left))
+        value = draw(st.integers(2, 3))
+        group.insert(draw(st.integers(0, len(group))), value)
+        anonymous.append(value)
+    ellipsis = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
+    if ellipsis is not None:
+        _insert(draw, left, [_DOTS])
+    if draw(st.integers(0, 3)) == 0:
+        _insert(draw, left, draw(st.sampled_from(["()", ["1"]])))
+
+    kept = list(names)
+    if kind == "reduce":
+        kept = [a for a in names if draw(st.booleans())]
+    kept = draw(st.permutations(kept))
+    new = {}
+    if kind == "repeat":
+        for name in spare[: draw(st.integers(1, 2))]:
+            new[name] = draw(st.integers(2, 3))
+        kept = kept + list(new)
+        if draw(st.booleans()):
+            kept.append(draw(st.integers(2, 3)))  # a numeric new axis
+        kept = draw(st.permutations(kept))
+    right = _split_into_groups(draw, list(kept))
+    if ellipsis is not None and (kind != "reduce" or draw(st.booleans())):
+        if right and draw(st.booleans()):
+            draw(st.sampled_from(right)).insert(0, _DOTS)  # "(... h)": merged on the right
+        else:
+            _insert(draw, right, [_DOTS])
+    if draw(st.integers(0, 3)) == 0:
+        _insert(draw, right, draw(st.sampled_from(["()", ["1"]])))
+
+    lengths = dict(new)
+    for group in left:
+        if group == "()":
+            continue
+        named = [a for a in group if a in sizes]
+        if len(group) > 1 and named:
+            inferred = draw(st.sampled_from(named))
+            lengths.update({a: sizes[a] for a in named if a != inferred})
+        elif named and draw(st.integers(0, 4)) == 0:
+            lengths[named[0]] = sizes[named[0]]  # a length that can be read off: checked
+    dtype = draw(st.sampled_from(["float32", "float32", "float64", "int64"]))
+    reduction = draw(st.sampled_from(EINOPS_REDUCTIONS))
+    if reduction == "mean" and dtype == "int64":
+        dtype = "float32"
+    return {"kind": kind, "left": left, "right": right, "sizes": sizes, "ellipsis": ellipsis, "lengths": lengths,
+            "reduction": reduction, "dtype": dtype, "seed": draw(st.integers(0, 2**16)), "spare": spare}
+
+
+def _spec_from_structure(s: dict, mutation: str | None = None) -> dict:
+    shape = []
+    for group in s["left"]:
+        if group == "()":
+            shape.append(1)
+        elif group == [_DOTS]:
+            shape.extend(s["ellipsis"])
+        else:
+            size = 1
+            for token in group:
+                size *= s["sizes"].get(token, token if isinstance(token, int) else 1)
+            shape.append(size)
+    pattern = f"{_render_side(s['left'])} -> {_render_side(s['right'])}"
+    return {"kind": s["kind"], "pattern": pattern, "shapes": [shape], "axes_lengths": dict(s["lengths"]),
+            "reduction": s["reduction"], "dtype": s["dtype"], "seed": s["seed"], "mutation": mutation}
+
+
+def einops_specs(kind: str | None = None):
+    """A valid rearrange / reduce / repeat call (see the spec format above): multi-letter names, groups on
+    both sides, "...", "()" and "1", numeric axes where einops allows them, lengths to infer and to check."""
+    return _einops_structures(kind).map(_spec_from_structure)
+
+
+_MUTATIONS = ("unknown_axis", "duplicate", "indivisible", "two_ellipses", "dropped_on_right", "extra_dim",
+              "bad_name", "nested", "unused_length", "infer_two", "grouped_ellipsis", "numeric_axis",
+              "no_arrow", "unbalanced", "wrong_length", "zero_axis", "integer_mean", "dropped_on_left")
+
+
+def _named(groups: list) -> list:
+    return [t for g in groups if g != "()" for t in g if isinstance(t, str) and t not in (_DOTS, "1")]
+
+
+@st.composite
+def einops_near_misses(draw, kind: str | None = None) -> dict:
+    """A rearrange / reduce / repeat call one mistake away from a valid one: an unknown axis, a duplicate
+    name, an indivisible split, two ellipses, an axis dropped on one side, a bad name, nested or
+    unbalanced parentheses, a length that is unused, missing or wrong, ... (`mutation` says which)."""
+    s = draw(_einops_structures(kind))
+    mutation = draw(st.sampled_from(_MUTATIONS))
+    left, right, lengths = s["left"], s["right"], s["lengths"]
+    spec = None
+    if mutation == "unknown_axis":
+        _insert(draw, right, [s["spare"][-1]])
+    elif mutation == "duplicate":
+        name = draw(st.sampled_from(_named(left)))
+        _insert(draw, draw(st.sampled_from([left, right])), [name])
+    elif mutation == "indivisible":
+        spec = _spec_from_structure(s, mutation)
+        spec["shapes"][0] = [d + 1 if d > 1 else d for d in spec["shapes"][0]]
+    elif mutation == "two_ellipses":
+        _insert(draw, draw(st.sampled_from([left, right])), [_DOTS])
+        if s["ellipsis"] is None:
+            s["ellipsis"] = []
+            _insert(draw, left, [_DOTS])
+    elif mutation == "dropped_on_right":
+        names = [t for g in right if g != "()" for t in g if t != _DOTS]
+        if names:
+            drop = draw(st.sampled_from(names))
+            s["right"] = [g if g == "()" else [t for t in g if t != drop] for g in right]
+            s["right"] = [g for g in s["right"] if g]
+    elif mutation == "dropped_on_left":
+        names = _named(left)
+        drop = draw(st.sampled_from(names))
+        s["left"] = [g if g == "()" else [t for t in g if t != drop] for g in left]
+        s["left"] = [g if g else "()" for g in s["left"]]
+        s["sizes"] = {a: v for a, v in s["sizes"].items() if a != drop}
+    elif mutation == "extra_dim":
+        spec = _spec_from_structure(s, mutation)
+        spec["shapes"][0].insert(draw(st.integers(0, len(spec["shapes"][0]))), 2)
+    elif mutation == "bad_name":
+        name = draw(st.sampled_from(_named(left)))
+        bad = draw(st.sampled_from(["_" + name, name + "_", "2" + name, name + "-", name + ".x"]))
+        s["left"] = [g if g == "()" else [bad if t == name else t for t in g] for g in left]
+        s["right"] = [g if g == "()" else [bad if t == name else t for t in g] for g in right]
+        s["sizes"] = {bad if a == name else a: v for a, v in s["sizes"].items()}
+        s["lengths"] = {bad if a == name else a: v for a, v in lengths.items()}
+    elif mutation == "nested":
+        spec = _spec_from_structure(s, mutation)
+        left_text, right_text = spec["pattern"].split(" -> ")
+        wrapped = f"({left_text})" if " " in left_text else f"(({left_text}))"
+        spec["pattern"] = f"{wrapped} -> {right_text}"
+        spec["shapes"][0] = [_prod(spec["shapes"][0])]
+    elif mutation == "unused_length":
+        lengths[s["spare"][-1]] = 2
+    elif mutation == "infer_two":
+        if lengths:
+            lengths.pop(draw(st.sampled_from(sorted(lengths))))
+    elif mutation == "grouped_ellipsis":
+        s["ellipsis"] = s["ellipsis"] if s["ellipsis"] is not None else [2]
+        s["left"] = [g for g in left if g != [_DOTS]]
+        group = draw(st.sampled_from([g for g in s["left"] if g != "()"] or [[]]))
+        group.insert(0, _DOTS)
+        if group not in s["left"]:
+            s["left"].append(group)
+    elif mutation == "numeric_axis":
+        side = draw(st.sampled_from([left, right]))
+        _insert(draw, side, [draw(st.integers(2, 3))])
+    elif mutation == "no_arrow":
+        spec = _spec_from_structure(s, mutation)
+        arrow = draw(st.sampled_from(["", "-> x ->", "=>", "-", ","]))
+        spec["pattern"] = spec["pattern"].replace("->", arrow)
+    elif mutation == "unbalanced":
+        spec = _spec_from_structure(s, mutation)
+        text = spec["pattern"]
+        spec["pattern"] = draw(st.sampled_from([text + ")", "(" + text, text.replace(")", "", 1) or text + "("]))
+    elif mutation == "wrong_length":
+        names = _named(left)
+        name = draw(st.sampled_from(names))
+        lengths[name] = s["sizes"][name] + 1
+    elif mutation == "zero_axis":
+        _insert(draw, draw(st.sampled_from([left, right])), ["0"])
+    elif mutation == "integer_mean":
+        s["dtype"], s["reduction"] = "int64", "mean"
+    spec = spec or _spec_from_structure(s, mutation)
+    spec["mutation"] = mutation
+    return spec
+
+
+@st.composite
+def einsum_specs(draw) -> dict:
+    """A valid einops.einsum call: 1-3 inputs, multi-letter names, axes shared or not, kept or summed,
+    "..." batch dimensions (summed when the output has none; broadcast, right-aligned, where inputs have
+    fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->")."""
+    n = draw(st.integers(1, 5))
+    names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]
+    sizes = dict(zip(names, draw(st.permutations(range(2, 7)))[:n], strict=True))
+    n_inputs = draw(st.integers(1, 3))
+    batch = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
+    inputs, shapes = [], []
+    for _ in range(n_inputs):
+        axes = draw(st.permutations(names))[: draw(st.integers(1, min(3, n)))]
+        if n_inputs == 1 and draw(st.integers(0, 3)) == 0:
+            axes.insert(draw(st.integers(0, len(axes))), axes[0])  # a diagonal
+        # now and then a length 1 that broadcasts against the axis' length in another input
+        shape = [1 if n_inputs > 1 and draw(st.integers(0, 7)) == 0 else sizes[a] for a in axes]
+        if batch is not None and draw(st.booleans()):
+            at = draw(st.integers(0, len(axes)))
+            axes.insert(at, _DOTS)
+            own = batch[draw(st.integers(0, len(batch))):]  # fewer ellipsis dimensions: right-aligned
+            shape[at:at] = [1 if draw(st.integers(0, 3)) == 0 else d for d in own]
+        inputs.append(axes)
+        shapes.append(shape)
+    used = sorted({a for axes in inputs for a in axes if a != _DOTS}, key=names.index)
+    output = draw(st.permutations([a for a in used if draw(st.booleans())]))
+    if any(_DOTS in axes for axes in inputs) and draw(st.booleans()):
+        output.insert(draw(st.integers(0, len(output))), _DOTS)
+    pattern = ", ".join(" ".join(axes) for axes in inputs) + " -> " + " ".join(output)
+    return {"kind": "einsum", "pattern": pattern, "shapes": shapes, "axes_lengths": {}, "reduction": "",
+            "dtype": draw(st.sampled_from(["float32", "float64"])), "seed": draw(st.integers(0, 2**16)),
+            "mutation": None}
+
+
+_EINSUM_MUTATIONS = ("unknown_output", "duplicate_output", "wrong_ndim", "size_mismatch", "parentheses",
+                     "unit_axis", "numeric_axis", "two_ellipses", "no_arrow", "missing_tensor", "bad_name")
+
+
+@st.composite
+def einsum_near_misses(draw) -> dict:
+    """An einsum call one mistake away from a valid one (`mutation` says which)."""
+    spec = draw(einsum_specs())
+    mutation = draw(st.sampled_from(_EINSUM_MUTATIONS))
+    inputs_text, output_text = spec["pattern"].split(" -> ")
+    inputs = [t.split() for t in inputs_text.split(", ")]
+    output = output_text.split()
+    shapes = spec["shapes"]
+    first = next(a for a in inputs[0] if a != _DOTS) if any(a != _DOTS for a in inputs[0]) else "b"
+    if mutation == "unknown_output":
+        output.append("zz")
+    elif mutation == "duplicate_output":
+        output += [first, first]
+    elif mutation == "wrong_ndim":
+        shapes[-1] = shapes[-1] + [2]
+    elif mutation == "size_mismatch":
+        i = inputs[0].index(first) if _DOTS not in inputs[0] else None
+        if i is not None:
+            shapes[0][i] += 1  # now 3..6 against 2..5 elsewhere; a lone input still fits (it may pass)
+    elif mutation == "parentheses":
+        inputs[0] = ["(" + " ".join(inputs[0]) + ")"]
+        shapes[0] = [_prod(shapes[0])]
+    elif mutation == "unit_axis":
+        inputs[0].append(draw(st.sampled_from(["()", "1"])))
+        shapes[0] = shapes[0] + [1]
+    elif mutation == "numeric_axis":
+        inputs[0].append("2")
+        shapes[0] = shapes[0] + [2]
+    elif mutation == "two_ellipses":
+        inputs[0] += [_DOTS, _DOTS]
+    elif mutation == "no_arrow":
+        spec["pattern"] = inputs_text
+    elif mutation == "missing_tensor":
+        shapes.pop()
+        if not shapes:
+            shapes.append([2])
+    elif mutation == "bad_name":
+        inputs[0] = ["_" + a if a == first else a for a in inputs[0]]
+        output = ["_" + a if a == first else a for a in output]
+    if mutation != "no_arrow":
+        spec["pattern"] = ", ".join(" ".join(axes) for axes in inputs) + " -> " + " ".join(output)
+    spec["shapes"], spec["mutation"] = shapes, mutation
+    return spec
+
+
+def any_einops_specs():
+    """Valid calls and near-misses of all four operations, mixed: for "both raise, or both agree" tests."""
+    return st.one_of(einops_specs(), einops_near_misses(), einsum_specs(), einsum_near_misses())
+
+
+# -- problems precision and adamw (issue 5) --------------------------------------------------------------
+
+# float32 bit patterns worth trying on every rounding function: zeros, subnormals, ties and near-ties of
+# the 16 bits that bf16 drops (1 + 2^-8 rounds down to even, 1 + 3*2^-8 up), the largest finite values
+# (0x7F7F8000 rounds to inf), infinities, and NaNs whose payload would carry into the exponent or the sign.
+FP32_SPECIAL_BITS = (
+    0x00000000, 0x80000000, 0x00000001, 0x00007FFF, 0x00008000, 0x00018000, 0x007FFFFF, 0x80008000,
+    0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x32ABCC77, 0x7F7FFFFF, 0x7F7F7FFF, 0x7F7F8000,
+    0xFF7F8000, 0x7F800000, 0xFF800000, 0x7F800001, 0x7F807FFF, 0x7FBFFFFF, 0x7FC00000, 0x7FFFFFFF,
+    0xFFFFFFFF, 0xFF800001,
+)
+
+
+def fp32_bits():
+    """One float32 bit pattern, as an unsigned int: any, a special one, or one whose lower 16 bits are a
+    tie or a near-tie."""
+    tails = st.sampled_from([0x8000, 0x7FFF, 0x8001, 0x0000, 0xFFFF])
+    return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
+                     st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+
+
+@st.composite
+def fp32_near_grid(draw, exponent_bits: int, mantissa_bits: int, bias: int) -> float:
+    """A float32 value on or near the grid of a format with these fields: a grid point, the midpoint of two
+    neighbours (a tie), one float32 step either side of a midpoint, or a random point between; from
+    below the subnormals to beyond the largest value; either sign."""
+    import numpy as np
+
+    e = draw(st.integers(-bias - mantissa_bits - 1, min(2**exponent_bits - bias, 126)))
+    ulp = 2.0 ** (max(e, 1 - bias) - mantissa_bits)
+    k = draw(st.integers(0, 2 ** (mantissa_bits + 1) - 1))
+    kind = draw(st.sampled_from(["point", "tie", "below_tie", "above_tie", "between"]))
+    value = k * ulp + {"point": 0.0, "between": draw(st.floats(0, 1)) * ulp}.get(kind, ulp / 2)
+    value = np.float32(value)
+    if kind in ("below_tie", "above_tie"):
+        value = np.nextafter(value, np.float32(-np.inf if kind == "below_tie" else np.inf))
+    return float(value) * draw(st.sampled_from([1.0, -1.0]))
+
+
+@st.composite
+def nvfp4_inputs(draw, max_dynamic_range: int = 4) -> list:
+    """Nested lists of finite float32-representable values of shape (rows, 16 * blocks), each block at its
+    own magnitude (2^-range .. 2^range times a common base), so per-block scales matter."""
+    rows, blocks = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    base = 2.0 ** draw(st.integers(-20, 20))
+    data = []
+    for _ in range(rows):
+        row = []
+        for _ in range(blocks):
+            magnitude = base * 2.0 ** draw(st.integers(-max_dynamic_range, max_dynamic_range))
+            row += [magnitude * v for v in draw(st.lists(st.floats(-1, 1, width=32), min_size=16, max_size=16))]
+        data.append(row)
+    return data
+
+
+@st.composite
+def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
+    """Specs of tests/scenarios/precision.py's `mixed_steps`: a 2-layer MLP of distinct sizes, 2 steps."""
+    return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 1, 12)),
+            "batch": draw(st.integers(1, 8)), "steps": 2, "dtype": dtype,
+            "init_scale": 2.0**10 if dtype == "float16" else None, "lr": 0.1}
+
+
+@st.composite
+def adamw_trajectories(draw, dtype: str = "float64") -> dict:
+    """Specs of tests/scenarios/adamw.py's trajectories: 1-3 parameters of distinct shapes (a scalar
+    among them, maybe) in 1-2 param groups with their own hyperparameters, 1-4 steps, each parameter
+    with or without a gradient at each step, gradients at their own scale."""
+    n_params = draw(st.integers(1, 3))
+    sizes = draw(distinct_sizes(4, 1, 6))
+    shapes = [draw(st.sampled_from([[], [sizes[0]], [sizes[1], sizes[2]], [sizes[3], sizes[0]]]))
+              for _ in range(n_params)]
+    owner = [draw(st.integers(0, 1)) for _ in range(n_params)]
+    groups = []
+    for g in sorted(set(owner)):
+        groups.append({"params": [i for i in range(n_params) if owner[i] == g],
+                       "lr": draw(st.sampled_from([1e-3, 0.01, 0.1, 0.5])),
+                       "betas": (draw(st.sampled_from([0.0, 0.5, 0.9])), draw(st.sampled_from([0.5, 0.9, 0.999]))),
+                       "eps": draw(st.sampled_from([1e-8, 1e-3, 0.1, 1.0])),
+                       "weight_decay": draw(st.sampled_from([0.0, 0.01, 0.3]))})
+    steps = draw(st.integers(1, 4))
+    has_grad = [[draw(st.integers(0, 4)) > 0 for _ in range(n_params)] for _ in range(steps)]
+    return {"seed": draw(st.integers(0, 2**16)), "shapes": shapes, "groups": groups, "steps": steps,
+            "has_grad": has_grad, "grad_scale": [draw(st.sampled_from([1e-3, 1.0, 30.0])) for _ in range(n_params)],
+            "dtype": dtype}

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts run by hand (`python -m tests.benchmarks.<name>`), not collected by pytest."""

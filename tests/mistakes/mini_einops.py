@@ -1,0 +1,161 @@
+"""Classic mistakes in writing einops from scratch, each as the wrong function a student would write
+(most are the reference with one rule bent: the pattern rewritten before the call, or the error changed)."""
+
+import re
+
+from reference import mini_einops as ref
+from tests.mistakes import Mistake
+
+
+def _side_groups(side: str, fn) -> str:
+    """Rewrite every parenthesised group of one side with `fn(list of tokens) -> list of tokens`."""
+    return re.sub(r"\(([^()]*)\)", lambda m: "(" + " ".join(fn(m.group(1).split())) + ")", side)
+
+
+def rearrange_column_major(tensor, pattern, **axes_lengths):
+    # "(h w)" read with w as the slower axis (Fortran order), on both sides
+    left, arrow, right = pattern.partition("->")
+    flipped = _side_groups(left, lambda t: t[::-1]) + arrow + _side_groups(right, lambda t: t[::-1])
+    return ref.rearrange(tensor, flipped, **axes_lengths)
+
+
+def repeat_tiles(tensor, pattern, **axes_lengths):
+    # new axes put first in their group: "(h 2)" behaves as "(2 h)", the block tiled instead of each
+    # element repeated next to itself
+    left, arrow, right = pattern.partition("->")
+    known = set(left.replace("(", " ").replace(")", " ").split())
+    moved = _side_groups(right, lambda t: [a for a in t if a not in known] + [a for a in t if a in known])
+    return ref.repeat(tensor, left + arrow + moved, **axes_lengths)
+
+
+def reduce_mean_as_sum(tensor, pattern, reduction, **axes_lengths):
+    return ref.reduce(tensor, pattern, "sum" if reduction == "mean" else reduction, **axes_lengths)
+
+
+def reduce_max_as_mean(tensor, pattern, reduction, **axes_lengths):
+    # "max" and "min" routed to the averaging branch
+    if reduction not in ("max", "min"):
+        return ref.reduce(tensor, pattern, reduction, **axes_lengths)
+    return ref.reduce(tensor, pattern, "mean" if tensor.is_floating_point() else reduction, **axes_lengths)
+
+
+def rearrange_torch_errors_escape(tensor, pattern, **axes_lengths):
+    # validation left to torch: a bad split or shape raises torch's RuntimeError, not EinopsError
+    try:
+        return ref.rearrange(tensor, pattern, **axes_lengths)
+    except ref.EinopsError as error:
+        raise RuntimeError(f"shape '{list(tensor.shape)}' is invalid: {error}") from None
+
+
+def rearrange_message_without_shape(tensor, pattern, **axes_lengths):
+    try:
+        return ref.rearrange(tensor, pattern, **axes_lengths)
+    except ref.EinopsError:
+        raise ref.EinopsError(f'bad rearrange pattern "{pattern}"') from None
+
+
+def _uncached(function):
+    def parse_every_call(tensor, pattern, *args, **axes_lengths):
+        try:
+            ref._parse.__wrapped__(pattern, function.__name__)  # parsed again on every call
+        except ref.EinopsError:
+            pass  # the cached call below reports it
+        return function(tensor, pattern, *args, **axes_lengths)
+    return parse_every_call
+
+
+def rearrange_accepts_duplicates(tensor, pattern, **axes_lengths):
+    # no duplicate check: "b b -> b" is read as a diagonal-free reshape and returns something
+    left, arrow, right = pattern.partition("->")
+    if len(set(left.split())) < len(left.split()):
+        return tensor.reshape(-1)[: tensor.shape[0]]
+    return ref.rearrange(tensor, pattern, **axes_lengths)
+
+
+def repeat_missing_length_is_one(tensor, pattern, **axes_lengths):
+    try:
+        return ref.repeat(tensor, pattern, **axes_lengths)
+    except ref.EinopsError as error:
+        missing = re.search(r"new axes without a length: (.*)$", str(error))
+        if not missing:
+            raise
+        return ref.repeat(tensor, pattern, **axes_lengths, **{a.strip(): 1 for a in missing.group(1).split(",")})
+
+
+def _einsum_parts(pattern):
+    inputs, _, output = pattern.partition("->")
+    return [i.split() for i in inputs.split(",")], output.split()
+
+
+def einsum_sums_shared_axes(*tensors_and_pattern):
+    # the "repeated index is summed" rule of textbook notation: an axis in two inputs is summed even when
+    # the output keeps it (and broadcast back to its length)
+    *tensors, pattern = tensors_and_pattern
+    inputs, output = _einsum_parts(pattern)
+    full = ref.einsum(*tensors, pattern)
+    if "..." in output:
+        return full
+    for position, axis in enumerate(output):
+        if sum(axis in axes for axes in inputs) > 1:
+            full = full.sum(dim=position, keepdim=True).expand(full.shape)
+    return full
+
+
+def einsum_output_in_input_order(*tensors_and_pattern):
+    # the output axes come out in the order they first appear in the inputs, whatever the pattern says
+    *tensors, pattern = tensors_and_pattern
+    inputs, output = _einsum_parts(pattern)
+    seen = [a for axes in inputs for a in axes]
+    ordered = sorted(output, key=lambda a: seen.index(a) if a in seen else len(seen))
+    try:
+        return ref.einsum(*tensors, pattern.partition("->")[0] + "-> " + " ".join(ordered))
+    except ref.EinopsError:
+        return ref.einsum(*tensors, pattern)
+
+
+def reduce_keeps_ellipsis(tensor, pattern, reduction, **axes_lengths):
+    # the ellipsis' dimensions kept even when the right side has no "..."
+    left, arrow, right = pattern.partition("->")
+    if "..." in left and "..." not in right:
+        right = " ... " + right
+    return ref.reduce(tensor, left + arrow + right, reduction, **axes_lengths)
+
+
+def rearrange_delegates(tensor, pattern, **axes_lengths):
+    # the oracle itself behind the student's name (the audit)
+    import einops
+
+    try:
+        return einops.rearrange(tensor, pattern, **axes_lengths)
+    except einops.EinopsError as error:
+        raise ref.EinopsError(f'rearrange pattern "{pattern}" on input shape {tuple(tensor.shape)}: {error}') from None
+
+
+def _m(id, description, **replaces):
+    return Mistake("mini_einops", id, description, replaces)
+
+
+MISTAKES = [
+    _m("column_major_groups", "(h w) read and written with w as the slower axis (Fortran order)",
+       rearrange=rearrange_column_major),
+    _m("repeat_tiles", "repeat tiles the block ((2 h)) where (h 2) repeats each element next to itself",
+       repeat=repeat_tiles),
+    _m("mean_as_sum", "reduce 'mean' divides by nothing (a sum)", reduce=reduce_mean_as_sum),
+    _m("max_as_mean", "reduce 'max' and 'min' averaged instead", reduce=reduce_max_as_mean),
+    _m("ellipsis_never_reduced", "reduce keeps the ellipsis' dimensions when the right side has no '...'",
+       reduce=reduce_keeps_ellipsis),
+    _m("torch_errors_escape", "bad shapes left to torch: RuntimeError instead of EinopsError",
+       rearrange=rearrange_torch_errors_escape),
+    _m("message_without_shape", "the EinopsError names the pattern but not the input shape",
+       rearrange=rearrange_message_without_shape),
+    _m("parse_every_call", "the pattern is parsed on every call (no cache)", rearrange=_uncached(ref.rearrange),
+       reduce=_uncached(ref.reduce), repeat=_uncached(ref.repeat)),
+    _m("duplicates_accepted", "no check for a name twice on one side", rearrange=rearrange_accepts_duplicates),
+    _m("missing_length_is_one", "repeat gives a new axis without a length the length 1 instead of raising",
+       repeat=repeat_missing_length_is_one),
+    _m("einsum_sums_shared_axes", "einsum sums every axis shared by two inputs, even one the output keeps",
+       einsum=einsum_sums_shared_axes),
+    _m("delegates_to_einops", "rearrange calls einops.rearrange", rearrange=rearrange_delegates),
+    _m("einsum_output_order", "einsum returns the output axes in input order, not the pattern's",
+       einsum=einsum_output_in_input_order),
+]

@@ -1,0 +1,35 @@
+"""Scenario for the einops audits: which einops functions run while the code under test runs.
+
+A profiler hook (sys.setprofile) records every Python function entered in the einops package, however the
+code under test reached it (`import einops`, `from einops import rearrange`, an alias, a helper).
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+EINOPS_DIR = str(Path(importlib.util.find_spec("einops").origin).parent)
+PUBLIC = ("einsum", "rearrange", "reduce", "repeat")
+
+
+def einops_calls(pkg, module: str, name: str, args: list, kwargs: dict) -> dict:
+    """Scenario: `pkg.<module>.<name>(*args, **kwargs)` under a profiler. Returns {"einops": sorted names of
+    einops' public functions that ran, "result": what the call returned (None if it raised), "error": the
+    exception's text or None}."""
+    entered: set[str] = set()
+
+    def hook(frame, event, _arg):
+        if event == "call" and frame.f_code.co_filename.startswith(EINOPS_DIR) and frame.f_code.co_name in PUBLIC:
+            entered.add(frame.f_code.co_name)
+
+    function = getattr(getattr(pkg, module), name)
+    result, error = None, None
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        result = function(*args, **kwargs)
+    except Exception as exc:  # the test reports it; the audit is about what ran
+        error = f"{type(exc).__name__}: {exc}"
+    finally:
+        sys.setprofile(previous)
+    return {"einops": sorted(entered), "result": result, "error": error}

@@ -1,0 +1,266 @@
+"""Problem (einops_practice): einsum, reduce, rearrange.
+
+Oracles: plain torch written with view / transpose / matmul / loops in this file
+(`F.scaled_dot_product_attention`, `F.max_pool2d`, `F.avg_pool2d`, `repeat_interleave`, autograd for the
+backward), on hypothesis shapes with a distinct size per named dimension, so a transposed answer or a
+group merged in the wrong order ((d heads) for (heads d)) cannot pass. Inputs are non-contiguous half
+the time.
+
+Tolerances, per quantity:
+- split/merge heads, patchify/unpatchify, max pooling and repeat_kv only move or select values:
+  compared exactly.
+- Sums of products (matmul, scores, mean pooling, per-head linear, distances, attention, the backward):
+  float32 to 1e-5 relative and 1e-5 absolute. Every operand is standard normal and every sum has at most
+  ~30 terms, so a different summation order moves the result by ~1e-6; every catalogued mistake moves it
+  by more than 1e-1. Pairwise squared distances add the cancellation of |x|^2 + |y|^2 - 2 x.y: 1e-4
+  absolute there.
+The audit reads the source (every public function's body names einsum, rearrange, reduce or repeat)
+and runs each function under a profiler, which must see einops' functions run.
+"""
+
+import ast
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests import audit
+from tests.scenarios import mini_einops as tracing
+from tests.strategies import distinct_sizes
+
+pytestmark = pytest.mark.einops_practice
+
+FUNCTIONS = ("matmul", "attention_scores", "sum_hidden", "split_heads", "merge_heads", "per_head_linear",
+             "patchify", "unpatchify", "pool2d", "pairwise_sq_distances", "repeat_kv", "multihead_attention",
+             "two_layer_backward")
+EINOPS = {"einsum", "rearrange", "reduce", "repeat"}
+
+seeds = st.integers(0, 2**16)
+
+
+def randn(seed: int, *shape: int, contiguous: bool = True) -> torch.Tensor:
+    """Standard normal values from `seed`; non-contiguous (a transposed buffer) unless `contiguous`."""
+    t = torch.randn(*reversed(shape), generator=torch.Generator().manual_seed(seed))
+    t = t.permute(*reversed(range(len(shape))))
+    return t.contiguous() if contiguous else t
+
+
+def expect_tensor(got, expected: torch.Tensor, what: str, hint: str, exact: bool = False, atol: float = 1e-5):
+    assert isinstance(got, torch.Tensor), f"{what} returned {type(got).__name__}, not a tensor"
+    assert got.shape == expected.shape, (f"{what}: expected shape {tuple(expected.shape)} (plain torch), got "
+                                         f"{tuple(got.shape)}; hint: {hint}")
+    if exact:
+        assert torch.equal(got, expected), f"{what}: right shape, wrong values (plain torch); hint: {hint}"
+    else:
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=atol,
+                                   msg=lambda m: f"{what} differs from plain torch; hint: {hint}\n{m}")
+
+
+@given(sizes=distinct_sizes(3, 1, 7), seed=seeds, contiguous=st.booleans())
+def test_matmul_is_the_matrix_product(impl, sizes, seed, contiguous):
+    s1, h, s2 = sizes
+    a, b = randn(seed, s1, h, contiguous=contiguous), randn(seed + 1, h, s2)
+    expect_tensor(impl.einops_practice.matmul(a, b), a @ b, f"matmul(a: {tuple(a.shape)}, b: {tuple(b.shape)})",
+                  "seq1 hidden, hidden seq2 -> seq1 seq2")
+
+
+@given(sizes=distinct_sizes(5, 1, 6), n_batch=st.integers(0, 2), seed=seeds, contiguous=st.booleans())
+def test_attention_scores_match_q_kt_over_sqrt_d(impl, sizes, n_batch, seed, contiguous):
+    *batch, s_q, s_k, d = sizes[:n_batch] + sizes[2:]
+    q, k = randn(seed, *batch, s_q, d, contiguous=contiguous), randn(seed + 1, *batch, s_k, d)
+    expected = q @ k.transpose(-1, -2) / math.sqrt(d)
+    expect_tensor(impl.einops_practice.attention_scores(q, k), expected,
+                  f"attention_scores(q: {tuple(q.shape)}, k: {tuple(k.shape)})",
+                  "... seq_q d_k, ... seq_k d_k -> ... seq_q seq_k, divided by sqrt(d_k)")
+
+
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=4), seed=seeds, contiguous=st.booleans())
+def test_sum_hidden_sums_the_last_dimension(impl, shape, seed, contiguous):
+    x = randn(seed, *shape, contiguous=contiguous)
+    expect_tensor(impl.einops_practice.sum_hidden(x), x.sum(-1), f"sum_hidden(x: {tuple(x.shape)})",
+                  "reduce '... hidden -> ...' with 'sum'")
+
+
+@given(sizes=distinct_sizes(4, 1, 6), seed=seeds, contiguous=st.booleans())
+def test_split_heads_matches_view_and_transpose(impl, sizes, seed, contiguous):
+    b, s, h, d = sizes
+    x = randn(seed, b, s, h * d, contiguous=contiguous)
+    expected = x.reshape(b, s, h, d).transpose(1, 2)
+    expect_tensor(impl.einops_practice.split_heads(x, h), expected, f"split_heads(x: {tuple(x.shape)}, heads={h})",
+                  "d_model is (heads d_head), heads-major", exact=True)
+
+
+@given(sizes=distinct_sizes(4, 1, 6), seed=seeds, contiguous=st.booleans())
+def test_merge_heads_matches_transpose_and_reshape(impl, sizes, seed, contiguous):
+    b, h, s, d = sizes
+    x = randn(seed, b, h, s, d, contiguous=contiguous)
+    expected = x.transpose(1, 2).reshape(b, s, h * d)
+    expect_tensor(impl.einops_practice.merge_heads(x), expected, f"merge_heads(x: {tuple(x.shape)})",
+                  "merge as (heads d_head), not (d_head heads)", exact=True)
+
+
+@given(sizes=distinct_sizes(5, 1, 5), seed=seeds, contiguous=st.booleans())
+def test_per_head_linear_applies_each_heads_matrix(impl, sizes, seed, contiguous):
+    b, s, h, h1, h2 = sizes
+    x, w = randn(seed, b, s, h * h1, contiguous=contiguous), randn(seed + 1, h, h1, h2)
+    expected = torch.cat([x[..., i * h1:(i + 1) * h1] @ w[i] for i in range(h)], dim=-1)
+    expect_tensor(impl.einops_practice.per_head_linear(x, w), expected,
+                  f"per_head_linear(x: {tuple(x.shape)}, w: {tuple(w.shape)})",
+                  "split (heads hidden1), einsum with w per head, merge (heads hidden2)")
+
+
+def patchify_oracle(images: torch.Tensor, ph: int, pw: int) -> torch.Tensor:
+    b, c, height, width = images.shape
+    patches = [images[:, :, i:i + ph, j:j + pw].permute(0, 2, 3, 1).reshape(b, ph * pw * c)
+               for i in range(0, height, ph) for j in range(0, width, pw)]
+    return torch.stack(patches, dim=1)
+
+
+@given(sizes=distinct_sizes(6, 1, 6), seed=seeds, contiguous=st.booleans())
+def test_patchify_cuts_row_by_row_patches(impl, sizes, seed, contiguous):
+    b, c, gh, gw, ph, pw = sizes
+    images = randn(seed, b, c, gh * ph, gw * pw, contiguous=contiguous)
+    expect_tensor(impl.einops_practice.patchify(images, ph, pw), patchify_oracle(images, ph, pw),
+                  f"patchify(images: {tuple(images.shape)}, patch_h={ph}, patch_w={pw})",
+                  "b c (h ph) (w pw) -> b (h w) (ph pw c)", exact=True)
+
+
+@given(sizes=distinct_sizes(6, 1, 6), seed=seeds)
+def test_unpatchify_inverts_patchify(impl, sizes, seed):
+    b, c, gh, gw, ph, pw = sizes
+    images = randn(seed, b, c, gh * ph, gw * pw)
+    got = impl.einops_practice.unpatchify(patchify_oracle(images, ph, pw), gh * ph, gw * pw, ph, pw)
+    expect_tensor(got, images, f"unpatchify(patches of {tuple(images.shape)}, {gh * ph}, {gw * pw}, {ph}, {pw})",
+                  "b (h w) (ph pw c) -> b c (h ph) (w pw)", exact=True)
+
+
+@given(sizes=distinct_sizes(6, 1, 6), reduction=st.sampled_from(["max", "mean"]), seed=seeds,
+       contiguous=st.booleans())
+def test_pool2d_matches_torch_pooling(impl, sizes, reduction, seed, contiguous):
+    b, c, oh, ow, kh, kw = sizes
+    x = randn(seed, b, c, oh * kh, ow * kw, contiguous=contiguous)
+    expected = (F.max_pool2d if reduction == "max" else F.avg_pool2d)(x, (kh, kw))
+    expect_tensor(impl.einops_practice.pool2d(x, kh, kw, reduction), expected,
+                  f"pool2d(x: {tuple(x.shape)}, kernel_h={kh}, kernel_w={kw}, {reduction!r})",
+                  "b c (h kh) (w kw) -> b c h w", exact=reduction == "max")
+
+
+@given(sizes=distinct_sizes(3, 1, 7), seed=seeds, contiguous=st.booleans())
+def test_pairwise_sq_distances_match_differences(impl, sizes, seed, contiguous):
+    n, m, d = sizes
+    x, y = randn(seed, n, d, contiguous=contiguous), randn(seed + 1, m, d)
+    expected = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    expect_tensor(impl.einops_practice.pairwise_sq_distances(x, y), expected,
+                  f"pairwise_sq_distances(x: {tuple(x.shape)}, y: {tuple(y.shape)})",
+                  "|x_i|^2 + |y_j|^2 - 2 x_i . y_j", atol=1e-4)
+
+
+@given(sizes=distinct_sizes(5, 1, 5), seed=seeds, contiguous=st.booleans())
+def test_repeat_kv_matches_repeat_interleave(impl, sizes, seed, contiguous):
+    b, kv, s, d, rep = sizes
+    x = randn(seed, b, kv, s, d, contiguous=contiguous)
+    expect_tensor(impl.einops_practice.repeat_kv(x, rep), x.repeat_interleave(rep, dim=1),
+                  f"repeat_kv(kv: {tuple(x.shape)}, n_rep={rep})",
+                  "heads = (kv_heads n_rep): each kv head next to its copies, not the block tiled", exact=True)
+
+
+@given(sizes=distinct_sizes(4, 1, 5), seed=seeds, contiguous=st.booleans())
+def test_multihead_attention_matches_sdpa(impl, sizes, seed, contiguous):
+    b, s, h, d = sizes
+    dm = h * d
+    x = randn(seed, b, s, dm, contiguous=contiguous)
+    w_q, w_k, w_v, w_o = (randn(seed + i, dm, dm) / math.sqrt(dm) for i in range(1, 5))
+
+    def heads(t):
+        return (x @ t).view(b, s, h, d).transpose(1, 2)
+
+    context = F.scaled_dot_product_attention(heads(w_q), heads(w_k), heads(w_v))
+    expected = context.transpose(1, 2).reshape(b, s, dm) @ w_o
+    expect_tensor(impl.einops_practice.multihead_attention(x, w_q, w_k, w_v, w_o, h), expected,
+                  f"multihead_attention(x: {tuple(x.shape)}, heads={h})",
+                  "softmax over the keys, scores / sqrt(d_head), heads split and merged as (heads d_head)")
+
+
+@given(sizes=distinct_sizes(4, 1, 6), seed=seeds, contiguous=st.booleans())
+def test_two_layer_backward_matches_autograd(impl, sizes, seed, contiguous):
+    b, d_in, d_h, d_out = sizes
+    x, w1, w2 = randn(seed, b, d_in, contiguous=contiguous), randn(seed + 1, d_in, d_h), randn(seed + 2, d_h, d_out)
+    grad_y = randn(seed + 3, b, d_out)
+    got = impl.einops_practice.two_layer_backward(x, w1, w2, grad_y)
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, w1, w2)]
+    (leaves[0] @ leaves[1] @ leaves[2]).backward(grad_y)
+    assert isinstance(got, tuple) and len(got) == 3, f"two_layer_backward returned {type(got).__name__}, not 3 tensors"
+    for name, g, leaf in zip(("dL/dx", "dL/dw1", "dL/dw2"), got, leaves, strict=True):
+        what = f"two_layer_backward(...) {name} for x: {tuple(x.shape)}, w1: {tuple(w1.shape)}, w2: {tuple(w2.shape)}"
+        expect_tensor(g, leaf.grad, what, "dL/dw2 = h^T g, dL/dh = g w2^T, dL/dw1 = x^T dL/dh, dL/dx = dL/dh w1^T")
+
+
+# -- audit: each function uses einops --------------------------------------------------------------------
+
+def names_without_einops(package: str) -> list[str]:
+    """Public functions whose body names none of einops' einsum, rearrange, reduce, repeat (imported from
+    einops under any alias, or as an attribute of the einops module under any alias)."""
+    tree = ast.parse(audit.source_path(package, "einops_practice").read_text(encoding="utf-8"))
+    functions, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "einops":
+            functions |= {a.asname or a.name for a in node.names if a.name in EINOPS}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name for a in node.names if a.name == "einops"}
+    missing = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in FUNCTIONS:
+            calls = any(isinstance(n, ast.Name) and n.id in functions or isinstance(n, ast.Attribute)
+                        and n.attr in EINOPS and isinstance(n.value, ast.Name) and n.value.id in modules
+                        for n in ast.walk(node))
+            if not calls:
+                missing.append(node.name)
+    return missing
+
+
+def audit_calls(seed: int = 0) -> list[tuple[str, list]]:
+    """One small call of every function (sizes distinct per dimension), inputs from `seed`."""
+
+    def r(k, *shape):
+        return randn(seed + k, *shape)
+
+    x3, x4 = r(0, 2, 3, 6), r(1, 2, 3, 4, 6)
+    return [
+        ("matmul", [r(2, 3, 4), r(3, 4, 5)]),
+        ("attention_scores", [x4, r(4, 2, 3, 5, 6)]),
+        ("sum_hidden", [x3]),
+        ("split_heads", [x3, 2]),
+        ("merge_heads", [x4]),
+        ("per_head_linear", [x3, r(5, 2, 3, 4)]),
+        ("patchify", [x4, 2, 3]),
+        ("unpatchify", [r(6, 2, 2, 18), 2, 6, 2, 3]),
+        ("pool2d", [x4, 2, 3, "max"]),
+        ("pairwise_sq_distances", [r(7, 3, 4), r(8, 5, 4)]),
+        ("repeat_kv", [x4, 2]),
+        ("multihead_attention", [x3, *(r(9 + i, 6, 6) for i in range(4)), 2]),
+        ("two_layer_backward", [r(13, 2, 3), r(14, 3, 4), r(15, 4, 5), r(16, 2, 5)]),
+    ]
+
+
+def test_audit_every_function_uses_einops(impl):
+    missing = names_without_einops(impl.name)
+    assert not missing, f"{impl.name}/einops_practice.py: these functions do not call einops: {missing}"
+    for name, args in audit_calls():
+        ran = impl.run(tracing.einops_calls, "einops_practice", name, args, {})
+        assert ran["error"] is None, f"einops_practice.{name} raised {ran['error']}"
+        assert ran["einops"], f"einops_practice.{name} ran without calling einops.einsum/rearrange/reduce/repeat"
+
+
+# -- differential: every function against the reference ----------------------------------------------------
+
+@given(seed=seeds)
+def test_differential_all_functions(impl, ref, seed):
+    for name, args in audit_calls(seed):
+        got = getattr(impl.einops_practice, name)(*args)
+        expected = getattr(ref.einops_practice, name)(*args)
+        for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple)
+                        else (expected,), strict=True):
+            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5, msg=lambda m, n=name: f"{n}: {m} (reference)")

@@ -1,0 +1,242 @@
+"""Problem (memory): counting bytes.
+
+Oracles: torch's own accounting of a tensor (`numel() * element_size()` of a meta tensor, which has a
+shape and a dtype but no storage); `Module.parameters()` (each Parameter once) on generated models with
+tied, shared, frozen and mixed-dtype parameters; the state tensors a real `torch.optim` optimizer (SGD,
+SGD with momentum, Adagrad, AdamW) holds after a step; the tensors the autograd graph keeps for backward,
+read from its nodes' `_saved_*` attributes (a different mechanism from the saved-tensor hooks the solution
+uses), each storage once, parameters' storages excluded; the lecture's worked numbers.
+
+Tolerances: every quantity here is a count of bytes or parameters, compared exactly as an `int`. The
+gradients computed with SavedActivations' hooks in place must equal those of a plain backward exactly:
+the hooks must hand back the very tensors that were saved, so the arithmetic is the same.
+"""
+
+import warnings
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignment.given import HARDWARE, POLICIES, BytesPerParam
+from tests.checks import call_text, expect_equal, expect_int
+from tests.scenarios import memory as scenarios
+from tests.strategies import big_sizes, distinct_sizes, module_specs, precision_policies, stack_specs
+
+pytestmark = pytest.mark.memory
+
+OPTIMIZERS = sorted(scenarios.OPTIMIZERS)
+ALL_DTYPES = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
+HINT_STORAGE = ("count each storage once (untyped_storage().data_ptr()), its whole nbytes(); skip "
+                "Parameters and views of them")
+
+
+def element_bytes(dtype: torch.dtype) -> int:
+    """torch's size of one element of `dtype`, from a meta tensor (nothing allocated)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex32 and the quantized dtypes warn that they are experimental
+        return torch.empty((), dtype=dtype, device="meta").element_size()
+
+
+def expected_bytes_per_param(policy, optimizer: str) -> BytesPerParam:
+    """The breakdown from torch: each dtype's element size, and the number of parameter-sized state
+    tensors the real optimizer holds after a step."""
+    p = POLICIES[policy] if isinstance(policy, str) else policy
+    return BytesPerParam(
+        params=element_bytes(p.param_dtype),
+        grads=element_bytes(p.grad_dtype),
+        optimizer_state=scenarios.oracle_state_tensors(optimizer)["tensors"] * element_bytes(p.state_dtype),
+        master_weights=0 if p.master_dtype is None else element_bytes(p.master_dtype),
+    )
+
+
+def expect_breakdown(got, expected: BytesPerParam, what: str) -> None:
+    expect_equal(type(got).__name__, "BytesPerParam", what=f"{what}: type", source="assignment.given")
+    hints = {"params": "the parameter's dtype", "grads": "the gradient's dtype (policy.grad_dtype)",
+             "optimizer_state": "state tensors the real optimizer keeps x policy.state_dtype's size",
+             "master_weights": "policy.master_dtype's size, 0 without a master copy"}
+    for field, hint in hints.items():
+        expect_int(getattr(got, field), getattr(expected, field), what=f"{what}.{field}",
+                   source="torch.optim state after a step; dtype element sizes", hint=hint)
+
+
+# -- tensor_bytes -----------------------------------------------------------------------------------------
+
+@given(shape=st.lists(st.integers(0, 9), max_size=4), dtype=st.sampled_from(ALL_DTYPES))
+def test_tensor_bytes_matches_torch(impl, shape, dtype):
+    shape = tuple(shape)
+    got = impl.memory.tensor_bytes(shape, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        meta = torch.empty(shape, dtype=dtype, device="meta")
+    expect_int(got, meta.numel() * meta.element_size(), what=call_text("tensor_bytes", shape, dtype),
+               source="numel() * element_size() of a meta tensor",
+               hint="elements x dtype.itemsize; a packed dtype's element is one byte, as torch counts it")
+
+
+@given(sizes=big_sizes(3), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float8_e4m3fn,
+                                                     torch.float4_e2m1fn_x2, torch.complex64]))
+def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
+    # petabytes and beyond: allocating them fails, and a float product would round
+    shape = tuple(sizes)
+    expect_int(impl.memory.tensor_bytes(shape, dtype), sizes[0] * sizes[1] * sizes[2] * element_bytes(dtype),
+               what=call_text("tensor_bytes", shape, dtype), source="exact integer product",
+               hint="multiply Python ints; do not allocate a tensor")
+
+
+def test_tensor_bytes_lecture_example(impl):
+    expect_int(impl.memory.tensor_bytes((4, 8), torch.float32), 128, what="tensor_bytes((4, 8), torch.float32)",
+               source="the lecture: 4 x 8 float32 is 128 bytes")
+    expect_int(impl.memory.tensor_bytes([], torch.bool), 1, what="tensor_bytes([], torch.bool)",
+               source="a scalar is one element; a bool is one byte")
+    for dtype in (torch.float4_e2m1fn_x2, torch.quint4x2, torch.bits2x4):
+        expect_int(impl.memory.tensor_bytes((4, 8), dtype), 32, what=call_text("tensor_bytes", (4, 8), dtype),
+                   source="torch: one element of a packed dtype is one byte",
+                   hint="the shape of a packed dtype counts its bytes, not the values packed in them")
+
+
+# -- parameters --------------------------------------------------------------------------------------------
+
+@given(spec=module_specs())
+def test_parameter_count_and_bytes_match_torch(impl, spec):
+    got = impl.run(scenarios.parameters, spec)
+    expected = scenarios.oracle_parameters(spec)
+    expect_int(got["count"], expected["count"], what=f"parameter_count of {spec}", source="Module.parameters()",
+               hint="each Parameter once (tied and shared ones too), frozen ones included, buffers not")
+    expect_int(got["bytes"], expected["bytes"], what=f"parameter_bytes of {spec}",
+               source="sum of numel() * element_size() over Module.parameters()",
+               hint="each Parameter once, in its own dtype")
+
+
+# -- bytes per parameter, model state -------------------------------------------------------------------
+
+@given(policy=precision_policies(), optimizer=st.sampled_from(OPTIMIZERS))
+def test_bytes_per_param_matches_real_optimizer_state(impl, policy, optimizer):
+    got = impl.memory.bytes_per_param(policy, optimizer)
+    expect_breakdown(got, expected_bytes_per_param(policy, optimizer), call_text("bytes_per_param", policy, optimizer))
+
+
+@pytest.mark.parametrize(("policy", "total"), [("fp32", 16), ("bf16", 12), ("bf16_master", 16)])
+def test_bytes_per_param_lecture_adamw(impl, policy, total):
+    got = impl.memory.bytes_per_param(policy, "adamw")
+    expect_breakdown(got, expected_bytes_per_param(policy, "adamw"), call_text("bytes_per_param", policy, "adamw"))
+    assert got.total == total, f"AdamW under {policy!r} keeps {total} bytes per parameter, got {got.total}"
+
+
+@pytest.mark.parametrize(("policy", "optimizer"), [("fp8", "adamw"), ("fp32", "adam"), ("bf16", "lion")])
+def test_bytes_per_param_rejects_unknown_names(impl, policy, optimizer):
+    with pytest.raises(ValueError):
+        impl.memory.bytes_per_param(policy, optimizer)
+
+
+@given(shape=distinct_sizes(2, 1, 9), optimizer=st.sampled_from(OPTIMIZERS))
+def test_model_state_bytes_matches_a_real_training_step(impl, shape, optimizer):
+    n = shape[0] * shape[1]
+    got = impl.memory.model_state_bytes(n, "fp32", optimizer)
+    expect_int(got, scenarios.oracle_state_tensors(optimizer, tuple(shape))["bytes"],
+               what=call_text("model_state_bytes", n, "fp32", optimizer),
+               source=f"parameter + gradient + state bytes after a torch.optim step on a {shape} float32 parameter",
+               hint="parameters + gradients + optimizer state (+ master weights)")
+
+
+@given(n=big_sizes(1), policy=precision_policies(), optimizer=st.sampled_from(OPTIMIZERS))
+def test_model_state_bytes_is_n_times_bytes_per_param(impl, n, policy, optimizer):
+    got = impl.memory.model_state_bytes(n[0], policy, optimizer)
+    expect_int(got, n[0] * expected_bytes_per_param(policy, optimizer).total,
+               what=call_text("model_state_bytes", n[0], policy, optimizer),
+               source="n x the breakdown's total", hint="params, grads, optimizer state and master weights")
+
+
+@given(memory=st.integers(0, 10**15), policy=precision_policies(), optimizer=st.sampled_from(OPTIMIZERS))
+def test_max_trainable_params_is_the_largest_that_fits(impl, memory, policy, optimizer):
+    got = impl.memory.max_trainable_params(memory, policy, optimizer)
+    per = expected_bytes_per_param(policy, optimizer).total
+    expect_int(got, memory // per, what=call_text("max_trainable_params", memory, policy, optimizer),
+               source="the largest n with n * bytes_per_param <= memory",
+               hint="round down: one more parameter does not fit")
+
+
+def test_max_trainable_params_lecture_example(impl):
+    memory = 8 * HARDWARE["H100 SXM"].memory_bytes
+    got = impl.memory.max_trainable_params(memory, "bf16", "adamw")
+    expect_int(got, 53_333_333_333, what=call_text("max_trainable_params", memory, "bf16", "adamw"),
+               source="the lecture: 8 x 80e9 bytes / 12 bytes per parameter")
+
+
+# -- activations --------------------------------------------------------------------------------------------
+
+def expect_saved(impl, spec: dict) -> None:
+    got = impl.run(scenarios.saved, spec)
+    expected = scenarios.oracle_saved(spec)
+    what = f"SavedActivations around the forward of {spec}"
+    expect_int(got["total"], expected["total"], what=f"{what}: total",
+               source="the autograd graph's saved tensors (_saved_* attributes)", hint=HINT_STORAGE)
+    expect_int(got["storages"], expected["storages"], what=f"{what}: storages",
+               source="the autograd graph's saved tensors", hint=HINT_STORAGE)
+    for i, (g, e) in enumerate(zip(got["grads"], expected["grads"], strict=True)):
+        assert torch.equal(g, e), (f"{what}: gradient {i} differs from a plain backward's: the hooks must "
+                                   "return the saved tensor unchanged")
+
+
+@given(spec=stack_specs())
+def test_saved_activations_matches_the_autograd_graph(impl, spec):
+    expect_saved(impl, spec)
+
+
+@given(first=stack_specs(), second=stack_specs())
+def test_saved_activations_starts_from_zero_each_time_it_is_entered(impl, first, second):
+    got = impl.run(scenarios.saved_twice, first, second)
+    expected = scenarios.oracle_saved(second)
+    expect_int(got["total"], expected["total"], what="SavedActivations entered a second time: total",
+               source="the autograd graph of the second forward alone", hint="reset total and storages in __enter__")
+    expect_int(got["storages"], expected["storages"], what="SavedActivations entered a second time: storages",
+               source="the autograd graph of the second forward alone", hint="reset in __enter__")
+
+
+@given(sizes=distinct_sizes(3, 1, 12), dtype=st.sampled_from(["float32", "bfloat16", "float64"]))
+def test_mlp_activation_bytes_matches_the_measurement(impl, sizes, dtype):
+    batch, width, layers = sizes
+    got = impl.memory.mlp_activation_bytes(batch, width, layers, scenarios.DTYPES[dtype])
+    expected = scenarios.oracle_saved(scenarios.mlp_spec(batch, width, layers, dtype))["total"]
+    expect_int(got, expected, what=call_text("mlp_activation_bytes", batch, width, layers, scenarios.DTYPES[dtype]),
+               source="the autograd graph of that MLP",
+               hint="each Linear keeps its input; a ReLU's output is the next Linear's input, one storage")
+
+
+def test_mlp_activation_bytes_lecture_example(impl):
+    got = impl.memory.mlp_activation_bytes(64, 1024, 16, torch.bfloat16)
+    expect_int(got, 2_097_152, what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)",
+               source="the lecture: B * D * L values of 2 bytes")
+    expect_int(got, scenarios.oracle_saved(scenarios.mlp_spec(64, 1024, 16, "bfloat16"))["total"],
+               what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)", source="the autograd graph")
+
+
+def test_saved_activations_lecture_mlp(impl):
+    # 16M parameters: the gradients are not sent back (the generated stacks check them)
+    expect_saved(impl, {**scenarios.mlp_spec(64, 1024, 16, "bfloat16"), "check_grads": False})
+
+
+# -- differential: the same inputs through the reference ----------------------------------------------------
+
+@given(shape=st.lists(st.integers(0, 10**6), max_size=4), dtype=st.sampled_from(ALL_DTYPES),
+       policy=precision_policies(), optimizer=st.sampled_from(OPTIMIZERS), n=st.integers(0, 10**13),
+       sizes=distinct_sizes(3, 1, 300))
+def test_differential_counting_functions(impl, ref, shape, dtype, policy, optimizer, n, sizes):
+    cases = [("tensor_bytes", (tuple(shape), dtype)), ("model_state_bytes", (n, policy, optimizer)),
+             ("max_trainable_params", (n, policy, optimizer)), ("max_trainable_params", (float(n), policy, optimizer)),
+             ("mlp_activation_bytes", (*sizes, dtype))]
+    for name, args in cases:
+        expect_int(getattr(impl.memory, name)(*args), getattr(ref.memory, name)(*args), what=call_text(name, *args),
+                   source="reference")
+    expect_equal(impl.memory.bytes_per_param(policy, optimizer), ref.memory.bytes_per_param(policy, optimizer),
+                 what=call_text("bytes_per_param", policy, optimizer), source="reference")
+
+
+@given(module=module_specs(), stack=stack_specs())
+def test_differential_measurements(impl, ref, module, stack):
+    expect_equal(impl.run(scenarios.parameters, module), ref.run(scenarios.parameters, module),
+                 what=f"parameter_count and parameter_bytes of {module}", source="reference")
+    got, expected = impl.run(scenarios.saved, stack), ref.run(scenarios.saved, stack)
+    expect_equal((got["total"], got["storages"]), (expected["total"], expected["storages"]),
+                 what=f"SavedActivations on {stack}", source="reference")

@@ -1,0 +1,299 @@
+"""Problem (mini_einops): rearrange, reduce, repeat and einsum from scratch.
+
+Oracle: the einops library (0.8.2), called in this process on the same tensors, for generated valid
+calls (multi-letter names, groups on both sides, "...", "()" and "1", numeric axes, lengths to infer and
+to check, diagonals and broadcasting in einsum) and near-misses (unknown axes, duplicates, indivisible
+splits, two ellipses, axes on one side only, bad names, parentheses, lengths unused, missing or wrong).
+The rule is "both raise, or both return the same tensor"; when einops raises, the code under test must
+raise a ValueError (EinopsError) whose message names the pattern and each input shape.
+
+Tolerances, per quantity:
+- rearrange, repeat, max and min only move or select values: compared exactly (torch.equal), dtype and
+  shape included.
+- sum, mean, prod and einsum add or multiply in an order that may differ from einops' (einops merges
+  adjacent reduced axes; einsum is a broadcast product then a sum here, torch.einsum a matmul there):
+  float32 to 1e-5 relative and 1e-5 absolute (at most a few hundred terms of standard-normal size, each
+  rounding at ~6e-8 relative), float64 to 1e-12; int64 exactly.
+- Parse counts are exact integers.
+"""
+
+import itertools
+
+import einops
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import audit
+from tests.checks import expect_int
+from tests.scenarios import mini_einops as scenarios
+from tests.strategies import (
+    any_einops_specs,
+    einops_near_misses,
+    einops_specs,
+    einsum_near_misses,
+    einsum_specs,
+)
+
+pytestmark = pytest.mark.mini_einops
+
+# The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 600 (grade).
+MANY = settings(max_examples=10 * settings.default.max_examples)
+_DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
+_fresh = itertools.count()
+
+
+def make_inputs(spec: dict) -> list[torch.Tensor]:
+    """The spec's input tensors, from its seed: standard normal floats, or integers in [-4, 4]; every
+    second one non-contiguous (a transposed buffer), so `.view` where `.reshape` is needed fails."""
+    generator = torch.Generator().manual_seed(spec["seed"])
+    tensors = []
+    for i, shape in enumerate(spec["shapes"]):
+        flipped = list(reversed(shape))
+        if spec["dtype"] == "int64":
+            t = torch.randint(-4, 5, flipped, generator=generator)
+        else:
+            t = torch.randn(flipped, generator=generator, dtype=_DTYPES[spec["dtype"]])
+        t = t.permute(*reversed(range(len(shape))))
+        tensors.append(t if i % 2 else t.contiguous())
+    return tensors
+
+
+def call(module, spec: dict, tensors: list):
+    kind, pattern, lengths = spec["kind"], spec["pattern"], spec["axes_lengths"]
+    if kind == "einsum":
+        return module.einsum(*tensors, pattern)
+    if kind == "reduce":
+        return module.reduce(tensors[0], pattern, spec["reduction"], **lengths)
+    return getattr(module, kind)(tensors[0], pattern, **lengths)
+
+
+def describe(spec: dict) -> str:
+    shapes = ", ".join(str(tuple(s)) for s in spec["shapes"])
+    what = f'{spec["kind"]}("{spec["pattern"]}"'
+    if spec["kind"] == "reduce":
+        what += f', "{spec["reduction"]}"'
+    if spec["axes_lengths"]:
+        what += ", " + ", ".join(f"{k}={v}" for k, v in spec["axes_lengths"].items())
+    return f"{what}) on {spec['dtype']} input shape(s) {shapes}"
+
+
+def exact(spec: dict) -> bool:
+    return spec["kind"] in ("rearrange", "repeat") or spec["reduction"] in ("max", "min") or spec["dtype"] == "int64"
+
+
+def expect_like_einops(module, spec: dict, oracle=einops, source: str = "einops 0.8.2") -> None:
+    """`module` (the code under test) and `oracle` both raise, or both return the same tensor."""
+    tensors = make_inputs(spec)
+    try:  # the code under test first: a stub fails fast
+        got, got_error = call(module, spec, tensors), None
+    except Exception as exc:  # noqa: BLE001 - any exception is an answer to compare
+        got, got_error = None, exc
+    try:
+        expected, expected_error = call(oracle, spec, make_inputs(spec)), None
+    except Exception as exc:  # noqa: BLE001
+        expected, expected_error = None, exc
+    what = describe(spec)
+    if expected_error is not None:
+        if got_error is None:
+            raise AssertionError(f"{what} should raise EinopsError ({source} rejects it: {expected_error}); "
+                                 f"got a tensor of shape {tuple(got.shape)}")
+        if not isinstance(got_error, ValueError):
+            raise AssertionError(f"{what} should raise EinopsError (a ValueError), not "
+                                 f"{type(got_error).__name__}: {got_error}") from got_error
+        message = str(got_error)
+        missing = [text for text in [spec["pattern"]] + [str(tuple(s)) for s in spec["shapes"]] if text not in message]
+        assert not missing, (f"{what}: the EinopsError's message should name the pattern and the input shapes "
+                             f"(as tuples); it lacks {missing}:\n  {message}")
+        return
+    if got_error is not None:
+        raise AssertionError(f"{what} is valid ({source} returns shape {tuple(expected.shape)}) but raised "
+                             f"{type(got_error).__name__}: {got_error}") from got_error
+    assert isinstance(got, torch.Tensor), f"{what} returned {type(got).__name__}, not a tensor"
+    assert got.shape == expected.shape and got.dtype == expected.dtype, (
+        f"{what}: expected shape {tuple(expected.shape)} and {expected.dtype} ({source}), "
+        f"got shape {tuple(got.shape)} and {got.dtype}")
+    if exact(spec):
+        assert torch.equal(got, expected), (
+            f"{what}: same shape, different values than {source}; hint: groups are row-major ((h w): h the "
+            f"slower), a new axis in repeat copies each element next to itself when it comes after it in a group")
+    else:
+        tol = 1e-5 if expected.dtype == torch.float32 else 1e-12
+        torch.testing.assert_close(got, expected, rtol=tol, atol=tol, msg=lambda m: f"{what} ({source}): {m}")
+
+
+# -- valid calls, against einops -------------------------------------------------------------------------
+
+@given(spec=einops_specs("rearrange"))
+def test_rearrange_matches_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+@given(spec=einops_specs("reduce"))
+def test_reduce_matches_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+@given(spec=einops_specs("repeat"))
+def test_repeat_matches_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+@given(spec=einsum_specs())
+def test_einsum_matches_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+# The lecture's and einops' classic calls, each once: a readable first failure.
+CLASSICS = [
+    ("rearrange", "b c h w -> b h w c", [2, 3, 4, 5], {}, ""),
+    ("rearrange", "b (h w) -> b h w", [2, 12], {"h": 3}, ""),
+    ("rearrange", "b seq (heads d) -> b heads seq d", [2, 3, 8], {"heads": 2}, ""),
+    ("rearrange", "b heads seq d -> b seq (heads d)", [2, 4, 3, 5], {}, ""),
+    ("rearrange", "b c (h ph) (w pw) -> b (h w) (ph pw c)", [2, 3, 4, 6], {"ph": 2, "pw": 3}, ""),
+    ("rearrange", "... d -> d ...", [2, 3, 4], {}, ""),
+    ("rearrange", "b ... -> b (...)", [2, 3, 4], {}, ""),
+    ("rearrange", "a b -> a () 1 b", [2, 3], {}, ""),
+    ("reduce", "b c (h 2) (w 2) -> b c h w", [2, 3, 4, 6], {}, "max"),
+    ("reduce", "b c h w -> b c", [2, 3, 4, 5], {}, "mean"),
+    ("reduce", "b c h w -> () c 1 1", [2, 3, 4, 5], {}, "sum"),
+    ("reduce", "... d -> d", [2, 3, 4], {}, "prod"),
+    ("reduce", "t b c -> b c", [4, 2, 3], {}, "min"),
+    ("repeat", "h w -> h w c", [2, 3], {"c": 4}, ""),
+    ("repeat", "h w -> (h 2) (w 3)", [2, 4], {}, ""),
+    ("repeat", "h w -> (r h) w", [2, 3], {"r": 4}, ""),
+    ("repeat", "b kv s d -> b (kv rep) s d", [2, 3, 4, 5], {"rep": 2}, ""),
+    ("einsum", "seq1 hidden, hidden seq2 -> seq1 seq2", [[2, 3], [3, 4]], {}, ""),
+    ("einsum", "b i d, b j d -> b i j", [[2, 3, 5], [2, 4, 5]], {}, ""),
+    ("einsum", "... i d, ... j d -> ... i j", [[6, 2, 3, 5], [6, 2, 4, 5]], {}, ""),
+    ("einsum", "i i ->", [[3, 3]], {}, ""),
+    ("einsum", "a b, b c, c d -> d a", [[2, 3], [3, 4], [4, 5]], {}, ""),
+    ("einsum", "b i, b j -> b i j", [[2, 3], [2, 4]], {}, ""),
+    ("einsum", "i, j -> j", [[3], [4]], {}, ""),
+]
+
+
+@pytest.mark.parametrize("kind, pattern, shape, lengths, reduction", CLASSICS,
+                         ids=[f"{c[0]}:{c[1]}" for c in CLASSICS])
+def test_classic_calls_match_einops(impl, kind, pattern, shape, lengths, reduction):
+    shapes = shape if kind == "einsum" else [shape]
+    spec = {"kind": kind, "pattern": pattern, "shapes": shapes, "axes_lengths": lengths, "reduction": reduction,
+            "dtype": "float32", "seed": 0, "mutation": None}
+    expect_like_einops(impl.mini_einops, spec)
+
+
+# -- near-misses: einops rejects them, so must the code under test -----------------------------------------
+
+@given(spec=einops_near_misses())
+def test_near_misses_raise_like_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+@given(spec=einsum_near_misses())
+def test_einsum_near_misses_raise_like_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+REJECTED = [
+    ("rearrange", "b c -> b c d", [2, 3], {}, "an axis on the right only"),
+    ("rearrange", "b c d -> b c", [2, 3, 4], {}, "an axis on the left only"),
+    ("rearrange", "b b -> b", [2, 2], {}, "a duplicate name"),
+    ("rearrange", "(h w) -> h w", [12], {}, "two lengths to infer in one group"),
+    ("rearrange", "(h w) -> h w", [12], {"h": 5}, "an indivisible split"),
+    ("rearrange", "... a ... -> a", [2, 3], {}, "two ellipses"),
+    ("rearrange", "a b -> b a", [2, 3, 4], {}, "a dimension too many"),
+    ("rearrange", "a b -> b a", [2, 3], {"c": 2}, "a length for an axis not in the pattern"),
+    ("rearrange", "(a 2) -> a", [4], {}, "a number in rearrange"),
+    ("rearrange", "_a b -> b _a", [2, 3], {}, "a name starting with an underscore"),
+    ("rearrange", "((a b)) -> a b", [6], {"a": 2}, "nested parentheses"),
+    ("rearrange", "(... a) -> a", [2, 3], {}, "an ellipsis inside parentheses on the left"),
+    ("rearrange", "a b c", [2, 3, 4], {}, "no arrow"),
+    ("rearrange", "a 1 -> a", [2, 3], {}, "a 1 on a dimension of length 3"),
+    ("reduce", "a b -> a c", [2, 3], {}, "a new axis in reduce"),
+    ("repeat", "a b -> a", [2, 3], {}, "an axis dropped in repeat"),
+    ("repeat", "a -> a c", [2], {}, "a new axis without a length"),
+    ("einsum", "a b, b c -> a d", [[2, 3], [3, 4]], {}, "an output axis in no input"),
+    ("einsum", "a b, b c -> a a", [[2, 3], [3, 4]], {}, "an output axis twice"),
+    ("einsum", "a b, b c -> a c", [[2, 3], [5, 4]], {}, "lengths that do not broadcast"),
+    ("einsum", "(a b), c -> c", [[6], [4]], {}, "parentheses in einsum"),
+    ("einsum", "a b, b c", [[2, 3], [3, 4]], {}, "einsum without an arrow"),
+    ("einsum", "a b, b c -> a c", [[2, 3]], {}, "one tensor for two inputs"),
+]
+
+
+@pytest.mark.parametrize("kind, pattern, shape, lengths, why", REJECTED, ids=[r[4] for r in REJECTED])
+def test_rejected_calls_raise_einops_error_naming_pattern_and_shapes(impl, kind, pattern, shape, lengths, why):
+    shapes = shape if kind == "einsum" else [shape]
+    spec = {"kind": kind, "pattern": pattern, "shapes": shapes, "axes_lengths": lengths, "reduction": "sum",
+            "dtype": "float32", "seed": 1, "mutation": why}
+    with pytest.raises(Exception) as oracle:  # the premise: einops rejects it
+        call(einops, spec, make_inputs(spec))
+    assert oracle.value is not None
+    expect_like_einops(impl.mini_einops, spec)
+
+
+# -- many generated patterns, valid and near-misses, all four operations --------------------------------
+
+@MANY
+@given(spec=any_einops_specs())
+def test_generated_patterns_raise_or_match_like_einops(impl, spec):
+    expect_like_einops(impl.mini_einops, spec)
+
+
+# -- parsing is cached ------------------------------------------------------------------------------------
+
+@given(kind=st.sampled_from(["rearrange", "reduce", "repeat", "einsum"]), sizes=st.lists(st.integers(1, 4),
+       min_size=3, max_size=3, unique=True), reduction=st.sampled_from(["sum", "max", "mean"]))
+def test_each_pattern_is_parsed_once(impl, kind, sizes, reduction):
+    name = f"ax{next(_fresh)}"  # a pattern this process has not seen
+    if kind == "einsum":
+        pattern = f"{name} b, b -> {name}"
+    elif kind == "repeat":
+        pattern = f"{name} ... -> {name} ... r"
+    else:
+        pattern = f"{name} ... -> ... {name}"
+    before = impl.mini_einops.parse_count()
+    for i, n in enumerate(sizes):  # the same pattern on three shapes (and, for repeat, three lengths)
+        spec = {"kind": kind, "pattern": pattern, "shapes": [[n] + sizes[:i]] if kind != "einsum" else [[n, 2], [2]],
+                "axes_lengths": {"r": n} if kind == "repeat" else {}, "reduction": reduction,
+                "dtype": "float32", "seed": i, "mutation": None}
+        call(impl.mini_einops, spec, make_inputs(spec))
+        if i == 0:
+            expect_int(impl.mini_einops.parse_count(), before + 1, what=f"parse_count() after the first {kind} "
+                       f"with the new pattern {pattern!r}", source="one parse per new pattern",
+                       hint="count each run of the uncached parser; parse 'left -> right' in one cached function")
+    expect_int(impl.mini_einops.parse_count(), before + 1,
+               what=f"parse_count() after {len(sizes)} {kind} calls with {pattern!r} on different shapes",
+               source="the pattern was parsed on first use", hint="cache the parse by pattern (functools.lru_cache), "
+               "not by pattern and shape; the shape-dependent work is a second, separate cache")
+
+
+# -- audit: no einops inside ----------------------------------------------------------------------------
+
+AUDIT_CALLS = [
+    ("rearrange", [torch.arange(24.0).reshape(2, 3, 4), "b (h w) c -> b c h w"], {"h": 3}),
+    ("reduce", [torch.arange(24.0).reshape(2, 3, 4), "b h (w 2) -> b w", "max"], {}),
+    ("repeat", [torch.arange(6.0).reshape(2, 3), "h w -> (h 2) w c"], {"c": 2}),
+    ("einsum", [torch.arange(6.0).reshape(2, 3), torch.arange(12.0).reshape(3, 4), "i j, j k -> k i"], {}),
+]
+
+
+def test_audit_does_not_use_einops(impl):
+    # "einops" anywhere in a name, attribute, import or string, except in the name EinopsError
+    mentions = [m for m in audit.forbidden_mentions(impl.name, "mini_einops", ("einops",))
+                if "einops" in m.lower().replace("einopserror", "")]
+    assert not mentions, f"{impl.name}/mini_einops.py uses the einops library (the oracle):\n" + "\n".join(mentions)
+    for name, args, kwargs in AUDIT_CALLS:
+        ran = impl.run(scenarios.einops_calls, "mini_einops", name, args, kwargs)
+        assert ran["error"] is None, f"mini_einops.{name} on {args[-1]!r} raised {ran['error']}"
+        assert not ran["einops"], f"mini_einops.{name} ran einops.{', einops.'.join(ran['einops'])} (the oracle)"
+        expected = getattr(einops, name)(*args, **kwargs)
+        assert torch.equal(ran["result"], expected), f"mini_einops.{name}{tuple(args[-1:])} differs from einops"
+
+
+# -- differential: the same generated calls through the reference -----------------------------------------
+
+@given(spec=any_einops_specs())
+def test_differential_generated_patterns(impl, ref, spec):
+    expect_like_einops(impl.mini_einops, spec, oracle=ref.mini_einops, source="reference")

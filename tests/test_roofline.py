@@ -1,0 +1,278 @@
+"""Problem (roofline): arithmetic intensity.
+
+Oracles: FLOPs of the products from torch.utils.flop_counter.FlopCounterMode, GELU's from the element-wise
+operations of PyTorch's own decomposition of it; bytes from the sizes of the tensors each op reads and
+writes (meta tensors, measured by torch); the spec sheets in `assignment/given.py`; properties (intensity
+grows with matmul size, the classification flips exactly at the accelerator intensity, the smallest
+compute-bound batch is smallest); the lecture's numbers; the PNG read back with matplotlib.
+
+Tolerances: FLOPs and bytes are exact integers. Intensities, times and FLOP/s are one or two float64
+divisions or products of exact values, compared to 1e-12 relative (a few roundings of ~1e-16); every
+catalogued mistake is off by more than 1e-3. Where the lecture rounds ("about 0.5", "about 1"), the
+test checks the exact formula and that it rounds to the lecture's figure.
+"""
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignment.given import HARDWARE, HardwareSpec, OpCost
+from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.scenarios import roofline as scenarios
+from tests.strategies import distinct_sizes
+
+pytestmark = pytest.mark.roofline
+
+REL = 1e-12
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float64]
+H100, BF16 = HARDWARE["H100 SXM"], torch.bfloat16
+HINT_BYTES = "count every input read once and every output written once, in the dtype's size"
+
+hardware = st.sampled_from(sorted(HARDWARE)).flatmap(
+    lambda name: st.tuples(st.just(HARDWARE[name]), st.sampled_from(sorted(HARDWARE[name].peak_flops, key=str))))
+costs = st.builds(OpCost, flops=st.integers(1, 10**15), bytes=st.integers(1, 10**13))
+
+
+def expect_cost(got, kind: str, sizes: tuple, dtype: torch.dtype, name: str, args: tuple, hint: str) -> None:
+    expected = scenarios.oracle_cost(kind, sizes, dtype)
+    what = call_text(name, *args)
+    expect_equal(type(got).__name__, "OpCost", what=f"{what}: type", source="assignment.given.OpCost")
+    expect_int(got.flops, expected["flops"], what=f"{what}.flops", source="FlopCounterMode / torch's decomposition",
+               hint=hint)
+    expect_int(got.bytes, expected["bytes"], what=f"{what}.bytes", source="sizes of the tensors read and written",
+               hint=HINT_BYTES)
+
+
+# -- cost models ---------------------------------------------------------------------------------------------
+
+@given(n=st.integers(1, 10**7), dtype=st.sampled_from(DTYPES))
+def test_relu_cost(impl, n, dtype):
+    expect_cost(impl.roofline.relu_cost(n, dtype), "relu", (n,), dtype, "relu_cost", (n, dtype),
+                "one FLOP per element")
+
+
+@given(n=st.integers(1, 64), dtype=st.sampled_from(DTYPES), approximate=st.sampled_from(["none", "tanh"]))
+def test_gelu_cost_counts_torchs_decomposition(impl, n, dtype, approximate):
+    kind = "gelu_tanh" if approximate == "tanh" else "gelu"
+    expect_cost(impl.roofline.gelu_cost(n, dtype, approximate), kind, (n,), dtype, "gelu_cost", (n, dtype, approximate),
+                "one FLOP per element for each element-wise op of F.gelu's decomposition: 5 exact, 9 with tanh")
+
+
+def test_gelu_cost_rejects_unknown_approximation(impl):
+    with pytest.raises(ValueError):
+        impl.roofline.gelu_cost(8, BF16, "sigmoid")
+
+
+@given(n=st.integers(1, 10**7), dtype=st.sampled_from(DTYPES))
+def test_dot_cost(impl, n, dtype):
+    expect_cost(impl.roofline.dot_cost(n, dtype), "dot", (n,), dtype, "dot_cost", (n, dtype),
+                "n multiplies and n adds: 2n")
+
+
+@given(sizes=distinct_sizes(2, 1, 5000), dtype=st.sampled_from(DTYPES))
+def test_matvec_cost(impl, sizes, dtype):
+    m, n = sizes
+    expect_cost(impl.roofline.matvec_cost(m, n, dtype), "matvec", (m, n), dtype, "matvec_cost", (m, n, dtype),
+                "2mn; the result has m values")
+
+
+@given(sizes=distinct_sizes(3, 1, 5000), dtype=st.sampled_from(DTYPES))
+def test_matmul_cost(impl, sizes, dtype):
+    b, d, k = sizes
+    expect_cost(impl.roofline.matmul_cost(b, d, k, dtype), "matmul", (b, d, k), dtype, "matmul_cost",
+                (b, d, k, dtype), "2bdk (a multiply-add is 2 FLOPs)")
+
+
+# -- intensities --------------------------------------------------------------------------------------------
+
+@given(cost=costs)
+def test_arithmetic_intensity_is_flops_per_byte(impl, cost):
+    expect_close(impl.roofline.arithmetic_intensity(cost), cost.flops / cost.bytes, rel=REL,
+                 what=call_text("arithmetic_intensity", cost), source="flops / bytes")
+
+
+@pytest.mark.parametrize("name", sorted(HARDWARE))
+def test_accelerator_intensity_from_the_spec_sheet(impl, name):
+    hw = HARDWARE[name]
+    for dtype, peak in hw.peak_flops.items():
+        expect_close(impl.roofline.accelerator_intensity(hw, dtype), peak / hw.memory_bandwidth, rel=REL,
+                     what=call_text("accelerator_intensity", name, dtype), source=f"{hw.source}: peak / bandwidth",
+                     hint="peak FLOP/s in this dtype over bytes/s")
+
+
+def test_lecture_numbers(impl):
+    r = impl.roofline
+    intensity = r.arithmetic_intensity
+    cases = [  # (what, got, exact, the lecture's figure, places it rounds to)
+        ("ReLU, bf16", intensity(r.relu_cost(2**20, BF16)), 0.25, 0.25, 2),
+        ("dot of 2^20, bf16", intensity(r.dot_cost(2**20, BF16)), 2 * 2**20 / (2 * (2 * 2**20 + 1)), 0.5, 2),
+        ("mat-vec 1024, bf16", intensity(r.matvec_cost(1024, 1024, BF16)), 2 * 1024**2 / (2 * (1024**2 + 2048)), 1, 0),
+        ("matmul 1024^3, bf16", intensity(r.matmul_cost(1024, 1024, 1024, BF16)), 1024 / 3, 341, 0),
+        ("H100 ridge, bf16", r.accelerator_intensity(H100, BF16), 989.5e12 / 3.35e12, 295, 0),
+    ]
+    for what, got, exact, figure, places in cases:
+        expect_close(got, exact, rel=REL, what=what, source=f"the lecture: about {figure}", hint=HINT_BYTES)
+        assert round(got, places) == figure
+
+
+@given(sizes=distinct_sizes(3, 1, 3000), dtype=st.sampled_from(DTYPES))
+def test_intensity_grows_with_matmul_size(impl, sizes, dtype):
+    b, d, k = sizes
+    r = impl.roofline
+    small = r.arithmetic_intensity(r.matmul_cost(b, d, k, dtype))
+    for bigger in ((2 * b, d, k), (b, 2 * d, k), (b, d, 2 * k), (2 * b, 2 * d, 2 * k)):
+        larger = r.arithmetic_intensity(r.matmul_cost(*bigger, dtype))
+        assert larger > small, f"matmul intensity should grow from {(b, d, k)} ({small}) to {bigger} ({larger})"
+
+
+# -- the roofline model ---------------------------------------------------------------------------------
+
+@given(peak=st.integers(1, 1000), bandwidth=st.integers(1, 1000), scale=st.integers(1, 1000))
+def test_classify_flips_exactly_at_the_accelerator_intensity(impl, peak, bandwidth, scale):
+    hw = HardwareSpec("toy", {BF16: float(peak)}, float(bandwidth), 1e9, "a made-up chip")
+    at = OpCost(flops=peak * scale, bytes=bandwidth * scale)  # intensity exactly peak / bandwidth
+    cases = [(at, "compute-bound"), (OpCost(at.flops, at.bytes + 1), "memory-bound"),
+             (OpCost(at.flops + 1, at.bytes), "compute-bound"),
+             (OpCost(at.flops - 1 or 1, at.bytes + 1), "memory-bound")]
+    for cost, expected in cases:
+        expect_equal(impl.roofline.classify(cost, hw, BF16), expected,
+                     what=call_text("classify", cost, f"toy chip {peak} FLOP/s, {bandwidth} B/s", BF16),
+                     source="intensity >= accelerator intensity is compute-bound",
+                     hint="compare flops/bytes with peak/bandwidth; at the ridge exactly it is compute-bound")
+
+
+@given(sizes=distinct_sizes(3, 1, 5000), hw_dtype=hardware)
+def test_classify_matmuls_on_real_hardware(impl, sizes, hw_dtype):
+    (b, d, k), (hw, dtype) = sizes, hw_dtype
+    cost = OpCost(2 * b * d * k, (b * d + d * k + b * k) * dtype.itemsize)  # as test_matmul_cost measures it
+    got = impl.roofline.classify(cost, hw, dtype)
+    expected = "compute-bound" if cost.flops / cost.bytes >= hw.peak(dtype) / hw.memory_bandwidth else "memory-bound"
+    expect_equal(got, expected, what=call_text("classify", cost, hw.name, dtype),
+                 source="the matmul's intensity against peak / bandwidth", hint="compare with the ridge of this dtype")
+
+
+@given(cost=costs, hw_dtype=hardware)
+def test_roofline_time_is_the_slower_of_compute_and_memory(impl, cost, hw_dtype):
+    hw, dtype = hw_dtype
+    got = impl.roofline.roofline_time(cost, hw, dtype)
+    compute, memory = cost.flops / hw.peak(dtype), cost.bytes / hw.memory_bandwidth
+    expect_close(got, max(compute, memory), rel=REL, what=call_text("roofline_time", cost, hw.name, dtype),
+                 source="max(flops / peak, bytes / bandwidth)",
+                 hint="compute and memory overlap: the slower one decides (not their sum)")
+
+
+@given(intensity=st.floats(1e-3, 1e5), hw_dtype=hardware)
+def test_attainable_flops_per_sec_is_the_roof(impl, intensity, hw_dtype):
+    hw, dtype = hw_dtype
+    got = impl.roofline.attainable_flops_per_sec(intensity, hw, dtype)
+    expect_close(got, min(hw.peak(dtype), intensity * hw.memory_bandwidth), rel=REL,
+                 what=call_text("attainable_flops_per_sec", intensity, hw.name, dtype),
+                 source="min(peak, intensity x bandwidth)", hint="the lower of the two roofs")
+
+
+@given(cost=costs, hw_dtype=hardware)
+def test_attainable_rate_times_roofline_time_is_the_work(impl, cost, hw_dtype):
+    hw, dtype = hw_dtype
+    r = impl.roofline
+    rate = r.attainable_flops_per_sec(r.arithmetic_intensity(cost), hw, dtype)
+    expect_close(rate * r.roofline_time(cost, hw, dtype), float(cost.flops), rel=1e-9,
+                 what=f"attainable_flops_per_sec x roofline_time for {cost} on {hw.name} in {dtype}",
+                 source="the roofline model: FLOPs done = rate x time")
+
+
+def _compute_bound(b: int, d: int, k: int, hw: HardwareSpec, dtype: torch.dtype) -> bool:
+    flops, nbytes = 2 * b * d * k, (b * d + d * k + b * k) * dtype.itemsize
+    return flops / nbytes >= hw.peak(dtype) / hw.memory_bandwidth
+
+
+@given(sizes=distinct_sizes(2, 1, 2**16), hw_dtype=hardware)
+def test_min_compute_bound_batch_is_the_smallest(impl, sizes, hw_dtype):
+    (d, k), (hw, dtype) = sizes, hw_dtype
+    ridge, limit = hw.peak(dtype) / hw.memory_bandwidth, 2 * d * k / (dtype.itemsize * (d + k))
+    what = call_text("min_compute_bound_batch", d, k, hw.name, dtype)
+    if limit <= ridge * (1 + 1e-9):  # no batch reaches the ridge (or only an astronomically large one)
+        if limit < ridge:
+            with pytest.raises(ValueError):
+                impl.roofline.min_compute_bound_batch(d, k, hw, dtype)
+        return
+    got = impl.roofline.min_compute_bound_batch(d, k, hw, dtype)
+    expect_equal(type(got), int, what=f"{what}: type", source="a batch size")
+    assert got >= 1 and _compute_bound(got, d, k, hw, dtype), f"{what} = {got}: that matmul is still memory-bound"
+    assert got == 1 or not _compute_bound(got - 1, d, k, hw, dtype), (
+        f"{what} = {got}: a batch of {got - 1} is already compute-bound (want the smallest)")
+
+
+def test_min_compute_bound_batch_lecture(impl):
+    # with d and k huge the intensity of a bf16 matmul is about b: the batch must reach the ridge
+    got = impl.roofline.min_compute_bound_batch(10**7, 10**7, H100, BF16)
+    assert got == math.ceil(989.5e12 / 3.35e12 / (1 - 2 * 989.5e12 / 3.35e12 / 10**7)), got
+    got = impl.roofline.min_compute_bound_batch(8192, 8192, H100, BF16)
+    assert got == 319, f"min_compute_bound_batch(8192, 8192, H100 SXM, bf16) = {got}, expected 319"
+
+
+# -- the plot -----------------------------------------------------------------------------------------------
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("name", "dtype", "extra"), [("H100 SXM", BF16, [(3, 7), (10**4, 1)]),
+                                                    ("A100", torch.float32, [(5 * 10**6, 9)])])
+def test_plot_roofline_writes_a_png(impl, tmp_path, name, dtype, extra):
+    # drawing takes a fraction of a second: two fixed cases (points far left and far right of the ridge)
+    hw = HARDWARE[name]
+    points = {"ReLU": OpCost(2**20, 4 * 2**20), "matmul 1024^3": OpCost(2 * 1024**3, 6 * 1024**2)}
+    points.update({f"op {i}": OpCost(f, b) for i, (f, b) in enumerate(extra)})
+    path = tmp_path / "roofline.png"
+    impl.roofline.plot_roofline(hw, points, str(path), dtype)
+    assert path.exists(), f"plot_roofline(..., {str(path)!r}) wrote no file"
+    assert path.read_bytes()[:8] == PNG_MAGIC, "the file is not a PNG"
+    import matplotlib.image
+
+    image = matplotlib.image.imread(path)
+    height, width = image.shape[:2]
+    assert width >= 600 and height >= 400, f"a {width}x{height} image is too small to read"
+    assert float(image[..., :3].std()) > 0.01, "the image is blank"
+
+
+def test_plot_roofline_names_the_missing_extra(impl, tmp_path):
+    got = impl.run(scenarios.plot_without_matplotlib, H100, {"ReLU": OpCost(1, 4)}, str(tmp_path / "r.png"))
+    assert "ImportError" in got["raised"], f"without matplotlib plot_roofline should raise ImportError, got {got}"
+    assert "pip install -e '.[plot]'" in got["message"], f"the message should say how to install it: {got['message']!r}"
+
+
+# -- differential: the same inputs through the reference -------------------------------------------------
+
+@given(sizes=distinct_sizes(3, 1, 10**4), dtype=st.sampled_from(DTYPES), cost=costs, hw_dtype=hardware,
+       intensity=st.floats(1e-3, 1e5), approximate=st.sampled_from(["none", "tanh"]))
+def test_differential_roofline(impl, ref, sizes, dtype, cost, hw_dtype, intensity, approximate):
+    (b, d, k), (hw, hw_dt) = sizes, hw_dtype
+    for name, args in [("relu_cost", (b, dtype)), ("gelu_cost", (b, dtype, approximate)), ("dot_cost", (d, dtype)),
+                       ("matvec_cost", (b, d, dtype)), ("matmul_cost", (b, d, k, dtype))]:
+        expect_equal(getattr(impl.roofline, name)(*args), getattr(ref.roofline, name)(*args),
+                     what=call_text(name, *args), source="reference")
+    for name, args in [("arithmetic_intensity", (cost,)), ("accelerator_intensity", (hw, hw_dt)),
+                       ("roofline_time", (cost, hw, hw_dt)), ("attainable_flops_per_sec", (intensity, hw, hw_dt))]:
+        expect_close(getattr(impl.roofline, name)(*args), getattr(ref.roofline, name)(*args), rel=REL,
+                     what=call_text(name, *args), source="reference")
+    expect_equal(impl.roofline.classify(cost, hw, hw_dt), ref.roofline.classify(cost, hw, hw_dt),
+                 what=call_text("classify", cost, hw.name, hw_dt), source="reference")
+    try:
+        expected = ref.roofline.min_compute_bound_batch(d, k, hw, hw_dt)
+    except ValueError:
+        with pytest.raises(ValueError):
+            impl.roofline.min_compute_bound_batch(d, k, hw, hw_dt)
+    else:
+        expect_int(impl.roofline.min_compute_bound_batch(d, k, hw, hw_dt), expected,
+                   what=call_text("min_compute_bound_batch", d, k, hw.name, hw_dt), source="reference")
+
+
+def test_roofline_demo_draws_with_the_package_under_test(impl, tmp_path):
+    path = tmp_path / "demo.png"
+    from tests.roofline_demo import lecture_points
+
+    impl.roofline.plot_roofline(H100, lecture_points(impl.roofline, BF16), str(path), BF16)
+    assert Path(path).read_bytes()[:8] == PNG_MAGIC
