@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import io
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,14 +43,40 @@ def run_mistake(mistake, profile: str) -> dict:
             "caught_by": failed[0] if failed else None}
 
 
+def _in_parallel(options, problems: list[str]) -> list[dict]:
+    """Run the catalog in `options.jobs` child processes (each imports torch once) and merge their results."""
+    with tempfile.TemporaryDirectory() as tmp:
+        children = []
+        for k in range(options.jobs):
+            out = Path(tmp) / f"{k}.json"
+            command = [sys.executable, "-m", "tests.meta.mutation", "--jobs", "1", "--shard", f"{k}/{options.jobs}",
+                       "--profile", options.profile, "--json", str(out), *[f"--problem={p}" for p in problems]]
+            children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
+        results = []
+        for child, out in children:
+            child.wait()
+            results += json.loads(out.read_text()) if out.exists() else []
+        return results
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problem", action="append", help="only these problems (repeatable)")
     parser.add_argument("--profile", default="mutation", help="hypothesis profile (default: mutation, 10 examples)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--jobs", type=int, default=2, help="processes to spread the mistakes over (default 2)")
+    parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
-    results = [run_mistake(m, options.profile) for p in problems for m in catalog(p)]
+    mistakes = [m for p in problems for m in catalog(p)]
+    if options.jobs > 1:
+        results = _in_parallel(options, problems)
+    else:
+        k, n = map(int, options.shard.split("/"))
+        results = [run_mistake(m, options.profile) for m in mistakes[k::n]]
+    ran = {(r["problem"], r["id"]) for r in results}
+    results += [{"problem": m.problem, "id": m.id, "description": m.description, "caught": False, "exit_code": -1,
+                 "caught_by": None} for m in mistakes if (m.problem, m.id) not in ran]  # a child that crashed
     for r in results:
         verdict = f"caught by {r['caught_by']}" if r["caught"] else f"NOT CAUGHT (pytest exit {r['exit_code']})"
         print(f"{r['problem']:>24}:{r['id']:<28} {verdict}")

@@ -10,7 +10,8 @@ import pytest
 
 from tests.meta.suite import ROOT
 
-pytestmark = pytest.mark.meta
+# These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 FLOPS_POINTS = 15
 

@@ -9,7 +9,8 @@ import pytest
 from tests.mistakes import catalog
 from tests.registry import PROBLEMS
 
-pytestmark = pytest.mark.meta
+# These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 MISTAKES = [m for p in PROBLEMS for m in catalog(p.id)]
 

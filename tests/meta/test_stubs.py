@@ -4,7 +4,8 @@ import pytest
 
 from tests.meta.suite import problems_with_tests, run_suite
 
-pytestmark = pytest.mark.meta
+# These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 
 def test_every_graded_test_fails_on_the_stubs(tmp_path):
