@@ -441,7 +441,8 @@ def fp32_near_grid(draw, exponent_bits: int, mantissa_bits: int, bias: int) -> f
 @st.composite
 def nvfp4_inputs(draw, max_dynamic_range: int = 4) -> list:
     """Nested lists of finite float32-representable values of shape (rows, 16 * blocks), each block at its
-    own magnitude (2^-range .. 2^range times a common base), so per-block scales matter."""
+    own magnitude (2^-range .. 2^range times a common base, reached by one of its values), so per-block
+    scales matter; with the default range every block scale is in e4m3's normal range."""
     rows, blocks = draw(st.integers(1, 3)), draw(st.integers(1, 3))
     base = 2.0 ** draw(st.integers(-20, 20))
     data = []
@@ -449,7 +450,9 @@ def nvfp4_inputs(draw, max_dynamic_range: int = 4) -> list:
         row = []
         for _ in range(blocks):
             magnitude = base * 2.0 ** draw(st.integers(-max_dynamic_range, max_dynamic_range))
-            row += [magnitude * v for v in draw(st.lists(st.floats(-1, 1, width=32), min_size=16, max_size=16))]
+            block = draw(st.lists(st.floats(-1, 1, width=32), min_size=16, max_size=16))
+            block[draw(st.integers(0, 15))] = draw(st.sampled_from([0.5, -0.75, 1.0, -1.0]))  # the block's amax
+            row += [magnitude * v for v in block]
         data.append(row)
     return data
 

@@ -70,13 +70,15 @@ def main(argv=None) -> int:
     problems = options.problem or [p.id for p in PROBLEMS]
     mistakes = [m for p in problems for m in catalog(p)]
     if options.jobs > 1:
+        expected = mistakes
         results = _in_parallel(options, problems)
     else:
         k, n = map(int, options.shard.split("/"))
-        results = [run_mistake(m, options.profile) for m in mistakes[k::n]]
+        expected = mistakes[k::n]
+        results = [run_mistake(m, options.profile) for m in expected]
     ran = {(r["problem"], r["id"]) for r in results}
     results += [{"problem": m.problem, "id": m.id, "description": m.description, "caught": False, "exit_code": -1,
-                 "caught_by": None} for m in mistakes if (m.problem, m.id) not in ran]  # a child that crashed
+                 "caught_by": None} for m in expected if (m.problem, m.id) not in ran]  # a child that crashed
     for r in results:
         verdict = f"caught by {r['caught_by']}" if r["caught"] else f"NOT CAUGHT (pytest exit {r['exit_code']})"
         print(f"{r['problem']:>24}:{r['id']:<28} {verdict}")

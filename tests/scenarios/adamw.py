@@ -1,0 +1,212 @@
+"""Scenarios for problem adamw: the optimizer under test lives beside the student's code; the same
+trajectories are run through torch.optim.AdamW (the oracle) in the test process.
+
+A trajectory spec (tests/strategies.py `adamw_trajectories`): {"seed", "shapes", "groups": [{"params":
+[indices], "lr", "betas", "eps", "weight_decay"}], "steps", "has_grad": [[bool per param] per step],
+"grad_scale": [per param], "dtype": "float64" | "float32" | "bfloat16"}, optionally "state_dtype"
+("float32" or None), "lrs" (a learning rate per step, set on every group before the step, as a
+scheduler would) and "closure" (gradients from a loss computed in a closure instead of given ones).
+"""
+
+import torch
+from torch import nn
+
+
+def make_problem(spec: dict) -> tuple[list[nn.Parameter], list[list[torch.Tensor | None]], list[torch.Tensor]]:
+    """The initial parameters, the gradients of every step (None where a parameter has none) and, for
+    closures, the targets of the loss; seeded, so the same in every process."""
+    dtype = getattr(torch, spec["dtype"])
+    generator = torch.Generator().manual_seed(spec["seed"])
+
+    def draw(shape, scale=1.0):
+        return (torch.randn(shape, dtype=torch.float64, generator=generator) * scale).to(dtype)
+
+    params = [nn.Parameter(draw(shape)) for shape in spec["shapes"]]
+    grads = [[draw(shape, scale) if present else None
+              for shape, scale, present in zip(spec["shapes"], spec["grad_scale"], step_has, strict=True)]
+             for step_has in spec["has_grad"]]
+    targets = [draw(shape, 2.0) for shape in spec["shapes"]]
+    return params, grads, targets
+
+
+def _groups(spec: dict, params: list[nn.Parameter]) -> list[dict]:
+    return [dict(group, params=[params[i] for i in group["params"]]) for group in spec["groups"]]
+
+
+def _loss(params, targets, grads_of_step) -> torch.Tensor:
+    """A loss whose gradient involves the parameters: sum of w * (p - target)^2 over parameters that get a
+    gradient this step (the others are left out, so their .grad stays None)."""
+    total = torch.zeros((), dtype=params[0].dtype)
+    for p, target, g in zip(params, targets, grads_of_step, strict=True):
+        if g is not None:
+            total = total + (g.abs() * (p - target) ** 2).sum()
+    return total
+
+
+def trajectory(optimizer_class, spec: dict, **extra) -> dict:
+    """Run the spec's steps with `optimizer_class` (the one under test, or torch's AdamW). Returns the final
+    parameters, each parameter's state as {"step": int, "exp_avg": tensor, "exp_avg_sq": tensor} ({} if
+    none) and the losses the closure steps returned."""
+    params, grads, targets = make_problem(spec)
+    optimizer = optimizer_class(_groups(spec, params), **extra)
+    losses = []
+    for t, grads_of_step in enumerate(grads):
+        if "lrs" in spec:
+            for group in optimizer.param_groups:
+                group["lr"] = spec["lrs"][t]
+        if spec.get("closure"):
+            def closure(grads_of_step=grads_of_step):
+                optimizer.zero_grad(set_to_none=True)
+                loss = _loss(params, targets, grads_of_step)
+                if loss.requires_grad:  # not when no parameter gets a gradient this step
+                    loss.backward()
+                return loss
+            loss = optimizer.step(closure)
+            losses.append(float(loss.detach()))
+        else:
+            for p, g in zip(params, grads_of_step, strict=True):
+                p.grad = None if g is None else g.clone()
+            optimizer.step()
+    states = []
+    for p in params:
+        state = optimizer.state.get(p, {})
+        states.append({} if not state else {"step": int(state["step"]), "exp_avg": state["exp_avg"].detach().clone(),
+                                            "exp_avg_sq": state["exp_avg_sq"].detach().clone()})
+    return {"params": [p.detach().clone() for p in params], "state": states, "losses": losses}
+
+
+def run(pkg, spec: dict) -> dict:
+    """Scenario: the trajectory with the AdamW under test."""
+    state_dtype = getattr(torch, spec["state_dtype"]) if spec.get("state_dtype") else None
+    extra = {"state_dtype": state_dtype} if "state_dtype" in spec else {}
+    return trajectory(pkg.adamw.AdamW, spec, **extra)
+
+
+def run_many(pkg, specs: list) -> list:
+    """Scenario: several trajectories in one call (one round trip in isolated mode)."""
+    return [run(pkg, spec) for spec in specs]
+
+
+def torch_trajectory(spec: dict) -> dict:
+    """The oracle, in the test process: torch.optim.AdamW (default implementation on the CPU) on the same
+    trajectory."""
+    return trajectory(torch.optim.AdamW, spec)
+
+
+def emulated_fp32_state_trajectory(spec: dict) -> dict:
+    """The oracle for bfloat16 parameters with float32 state, in the test process: torch.optim.AdamW on a
+    float32 copy of each parameter, which is rounded to bfloat16 after every step (that rounded value is
+    what the next step starts from) and fed the bfloat16 gradient."""
+    params, grads, _ = make_problem(spec)
+    wide = [nn.Parameter(p.detach().float()) for p in params]
+    optimizer = torch.optim.AdamW(_groups(spec, wide))
+    for grads_of_step in grads:
+        for w, g in zip(wide, grads_of_step, strict=True):
+            w.grad = None if g is None else g.float()
+        optimizer.step()
+        with torch.no_grad():
+            for p, w in zip(params, wide, strict=True):
+                p.copy_(w)  # round to bfloat16
+                w.copy_(p)
+    states = []
+    for w in wide:
+        state = optimizer.state.get(w, {})
+        states.append({} if not state else {"step": int(state["step"]), "exp_avg": state["exp_avg"].clone(),
+                                            "exp_avg_sq": state["exp_avg_sq"].clone()})
+    return {"params": [p.detach().clone() for p in params], "state": states, "losses": []}
+
+
+def describe(pkg, spec: dict) -> dict:
+    """Scenario: the optimizer under test as torch sees it: its type, defaults and param groups' keys."""
+    params, _, _ = make_problem(spec)
+    optimizer = pkg.adamw.AdamW(_groups(spec, params), lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1,
+                                state_dtype=torch.float32)
+    return {"is_optimizer": isinstance(optimizer, torch.optim.Optimizer),
+            "defaults": {k: v for k, v in optimizer.defaults.items()
+                         if k in ("lr", "betas", "eps", "weight_decay", "state_dtype")},
+            "groups": [{k: v for k, v in g.items() if k != "params"} for g in optimizer.param_groups],
+            "sizes": [[p.numel() for p in g["params"]] for g in optimizer.param_groups]}
+
+
+def construction_error(pkg, hyperparameters: dict) -> str | None:
+    """Scenario: the name of the exception AdamW(params, **hyperparameters) raises, or None."""
+    try:
+        pkg.adamw.AdamW([nn.Parameter(torch.zeros(2))], **hyperparameters)
+    except Exception as exc:  # noqa: BLE001 - the type is the answer
+        return type(exc).__name__
+    return None
+
+
+# -- measured bytes ---------------------------------------------------------------------------------------
+
+def _build_optimizer(pkg, kind: str, params, state_dtype):
+    if kind == "ours":
+        return pkg.adamw.AdamW(params, lr=1e-2, state_dtype=state_dtype)
+    if kind == "torch_adamw":
+        return torch.optim.AdamW(params, lr=1e-2)
+    if kind == "torch_sgd_momentum":
+        return torch.optim.SGD(params, lr=1e-2, momentum=0.9)
+    raise ValueError(kind)
+
+
+def state_bytes(pkg, spec: dict, kind: str, state_dtype_name: str | None = None, steps: int = 1) -> dict:
+    """Scenario: an optimizer of `kind` ("ours", "torch_adamw", "torch_sgd_momentum") over the spec's
+    parameters, `steps` steps with the spec's first gradients; then optimizer_state_bytes under test.
+    Returns the answer, each state dict's tensors, and the parameters and gradients."""
+    params, grads, _ = make_problem(spec)
+    state_dtype = getattr(torch, state_dtype_name) if state_dtype_name else None
+    optimizer = _build_optimizer(pkg, kind, params, state_dtype)
+    for _ in range(steps):
+        for p, g in zip(params, grads[0], strict=True):
+            p.grad = None if g is None else g.clone()
+        optimizer.step()
+    return {
+        "bytes": pkg.adamw.optimizer_state_bytes(optimizer),
+        "state": [{k: v for k, v in optimizer.state[p].items() if isinstance(v, torch.Tensor)}
+                  for p in params if p in optimizer.state],
+        "params": [p.detach() for p in params],
+        "grads": [None if p.grad is None else p.grad.detach() for p in params],
+    }
+
+
+def measured_state_bytes(spec: dict, kind: str, steps: int = 1) -> int:
+    """The oracle for torch's optimizers, in the test process: the bytes of every tensor in their state."""
+    params, grads, _ = make_problem(spec)
+    optimizer = _build_optimizer(None, kind, params, None)
+    for _ in range(steps):
+        for p, g in zip(params, grads[0], strict=True):
+            p.grad = None if g is None else g.clone()
+        optimizer.step()
+    return sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()
+               if isinstance(v, torch.Tensor))
+
+
+# -- audit ---------------------------------------------------------------------------------------------------
+
+def _forbidden(*args, **kwargs):
+    raise RuntimeError("torch's Adam/AdamW is the oracle: the solution may not use it")
+
+
+class _Forbidden:
+    def __init__(self, *args, **kwargs):
+        _forbidden()
+
+
+def run_without_oracle(pkg, specs: list) -> list:
+    """Scenario for the audit: `run_many` while torch's Adam and AdamW (classes, functional forms, fused
+    kernels) are unusable."""
+    import torch.optim.adam as adam_module
+    import torch.optim.adamw as adamw_module
+
+    targets = [(torch.optim, "AdamW"), (torch.optim, "Adam"), (adamw_module, "AdamW"), (adam_module, "Adam"),
+               (adam_module, "adam"), (torch, "_fused_adamw_"), (torch, "_fused_adam_")]
+    if hasattr(adamw_module, "adamw"):
+        targets.append((adamw_module, "adamw"))
+    saved = [(owner, name, getattr(owner, name)) for owner, name in targets if hasattr(owner, name)]
+    for owner, name, _ in saved:
+        setattr(owner, name, _Forbidden if isinstance(getattr(owner, name), type) else _forbidden)
+    try:
+        return run_many(pkg, specs)
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)

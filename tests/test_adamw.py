@@ -1,0 +1,256 @@
+"""Problem (adamw): the optimizer and its bytes.
+
+Oracles:
+- `torch.optim.AdamW` (its default implementation on the CPU) on hypothesis-generated trajectories: 1-3
+  parameters (scalars among them) in 1-2 param groups with their own hyperparameters, 1-4 steps, each
+  parameter with or without a gradient at each step, gradients at their own scale; also with closures
+  (gradients of a loss that depends on the parameters) and with the learning rate changed between steps,
+  as a scheduler does. The optimizer under test runs in a scenario (beside the code under test); torch's
+  runs the same seeded trajectory in the test process.
+- For bfloat16 parameters with float32 state: torch.optim.AdamW on a float32 copy that is rounded to
+  bfloat16 after every step (what "fp32 moments, bf16 parameters, no master copy" means).
+- `optimizer_state_bytes`: the bytes of every tensor in the state of torch's AdamW and SGD with momentum,
+  measured in the test process; for the AdamW under test, the precision-policy table of
+  assignment/given.py (`POLICIES`, `OPTIMIZER_STATE_TENSORS`) and the state tensors it returns.
+
+Tolerances: float64 trajectories to 1e-10 relative (1e-12 absolute): the update is a few dozen float64
+operations per step, each rounding at 1e-16, over at most four steps, so any correct order of operations
+is far inside it, while the closest catalogued mistake (decay after the update instead of before) is off
+by about lr * weight_decay * (the step), at least 1e-8 here whenever weight_decay > 0. float32 to 1e-5
+relative (1e-6 absolute): float32 rounds at 6e-8. bfloat16 parameters with float32 moments to 1e-2
+relative (1e-3 absolute), two bf16 steps (2^-8 relative each) for a final rounding that tips the other
+way, the float32 moments to 1e-5. bfloat16 parameters with bfloat16 moments, where every op rounds to bf16:
+2e-2 relative and 4 bf16 ulps (2^-6) of lr per step absolute, the moments 2e-2 relative and 2^-6 of their
+size (a textbook order of operations, checked on 300 trajectories, stays inside; torch's order is exact).
+Moments' absolute tolerances are relative to their largest entry. Step counts and bytes are exact.
+"""
+
+import ast
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignment.given import OPTIMIZER_STATE_TENSORS, POLICIES
+from tests import audit
+from tests.checks import expect_int
+from tests.scenarios import adamw as scenarios
+from tests.strategies import adamw_trajectories
+
+pytestmark = pytest.mark.adamw
+
+TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6), "bfloat16": (1e-2, 1e-3)}
+HINT = ("PyTorch's order: decay p by (1 - lr*weight_decay) first, then the moments, bias corrections "
+        "1 - beta^t, eps added outside the square root")
+
+
+def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hint: str = HINT,
+                      tolerances: tuple[float, float] | None = None, state_tolerances=None) -> None:
+    rtol, atol = tolerances or TOLERANCES[spec["dtype"]]
+    s_rtol, s_atol = state_tolerances or (rtol, atol)
+    what = f"AdamW on the trajectory {spec}"
+    for i, (g, e) in enumerate(zip(got["params"], expected["params"], strict=True)):
+        assert g.dtype == e.dtype and g.shape == e.shape, (
+            f"{what}: parameter {i} should stay {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
+        torch.testing.assert_close(g, e, rtol=rtol, atol=atol, msg=lambda m, i=i: (
+            f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: {hint}"))
+    for i, (g, e) in enumerate(zip(got["state"], expected["state"], strict=True)):
+        if not e:
+            assert not g, f"{what}: parameter {i} never had a gradient: it must get no state, got {sorted(g)}"
+            continue
+        assert g, f"{what}: parameter {i} had a gradient but has no state"
+        expect_int(g["step"], e["step"], what=f"{what}: state['step'] of parameter {i}", source=source,
+                   hint="count the steps in which this parameter had a gradient (a Python int)")
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert g[key].dtype == e[key].dtype, f"{what}: state[{key!r}] of parameter {i} is {g[key].dtype}, " \
+                                                 f"expected {e[key].dtype}"
+            scale = max(1.0, e[key].abs().max().item()) if e[key].numel() else 1.0  # atol relative to the moment's size
+            torch.testing.assert_close(g[key], e[key], rtol=s_rtol, atol=s_atol * scale, msg=lambda m, i=i, key=key: (
+                f"{what}: state[{key!r}] of parameter {i} differs from {source}\n{m}"))
+    for g, e in zip(got["losses"], expected["losses"], strict=True):
+        assert type(g) is float and math.isclose(g, e, rel_tol=rtol, abs_tol=atol), (
+            f"{what}: step(closure) should return the closure's loss {e!r}, got {g!r}")
+
+
+# -- the update, against torch.optim.AdamW ----------------------------------------------------------------
+
+@given(specs=st.lists(adamw_trajectories("float64"), min_size=3, max_size=3))
+def test_adamw_matches_torch_float64(impl, specs):
+    # Three trajectories per example: the ci profile's 40 examples check 120.
+    got = impl.run(scenarios.run_many, specs)
+    for g, spec in zip(got, specs, strict=True):
+        expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+
+
+@given(spec=adamw_trajectories("float32"))
+def test_adamw_matches_torch_float32(impl, spec):
+    got = impl.run(scenarios.run, spec)
+    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+
+
+@given(spec=adamw_trajectories("bfloat16"))
+def test_adamw_bf16_params_default_state_like_torch(impl, spec):
+    # state_dtype=None: the moments in the parameter's dtype, as torch keeps them.
+    # Every op rounds to bf16 here, so a different (correct) order of operations moves each step by a few bf16
+    # ulps of the update: the absolute tolerance is 4 ulps (2^-6) of lr per step, the state's 2^-6 of its size.
+    got = impl.run(scenarios.run, dict(spec, state_dtype=None))
+    max_lr = max(g["lr"] for g in spec["groups"])
+    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW on bf16 parameters",
+                      hint=HINT + "; with state_dtype=None the moments are in the parameter's dtype",
+                      tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6))
+
+
+@given(spec=adamw_trajectories("bfloat16"))
+def test_adamw_bf16_params_fp32_state(impl, spec):
+    spec = dict(spec, state_dtype="float32")
+    got = impl.run(scenarios.run, spec)
+    expected = scenarios.emulated_fp32_state_trajectory(spec)
+    expect_trajectory(got, expected, spec, source="torch.optim.AdamW on a float32 copy rounded to bf16 every step",
+                      hint="moments in float32; compute the update in float32 and round it into the bf16 "
+                           "parameter once per step", state_tolerances=(1e-5, 1e-7))
+
+
+@given(spec=adamw_trajectories("float32"))
+def test_adamw_closure(impl, spec):
+    spec = dict(spec, closure=True)
+    got = impl.run(scenarios.run, spec)
+    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW with the closure",
+                      hint="call the closure first, with gradients enabled (torch.enable_grad()), and return "
+                           "its loss")
+
+
+@given(spec=adamw_trajectories("float64"), data=st.data())
+def test_adamw_reads_hyperparameters_from_the_groups_each_step(impl, spec, data):
+    lrs = data.draw(st.lists(st.sampled_from([0.0, 1e-3, 0.05, 0.2]), min_size=spec["steps"],
+                             max_size=spec["steps"]), label="lrs")
+    spec = dict(spec, lrs=lrs)
+    got = impl.run(scenarios.run, spec)
+    expect_trajectory(got, scenarios.torch_trajectory(spec), spec,
+                      source="torch.optim.AdamW, group['lr'] set before each step",
+                      hint="read lr, betas, eps and weight_decay from the param group at every step")
+
+
+@given(spec=adamw_trajectories("float64"))
+def test_adamw_leaves_parameters_without_gradients_alone(impl, spec):
+    spec = dict(spec, has_grad=[[False] + row[1:] for row in spec["has_grad"]],
+                groups=[dict(g, weight_decay=0.3) for g in spec["groups"]])
+    got = impl.run(scenarios.run, spec)
+    initial = scenarios.make_problem(spec)[0][0].detach()
+    assert torch.equal(got["params"][0], initial) and not got["state"][0], (
+        f"AdamW on {spec}: parameter 0 never has a gradient, so it must not change (no weight decay either) and "
+        f"get no state; got {got['params'][0]} (was {initial}), state keys {sorted(got['state'][0])}")
+    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+
+
+@given(spec=adamw_trajectories("float32"))
+def test_adamw_is_a_torch_optimizer_with_param_groups(impl, spec):
+    got = impl.run(scenarios.describe, spec)
+    assert got["is_optimizer"], "AdamW must subclass torch.optim.Optimizer"
+    defaults = {"lr": 0.01, "betas": (0.8, 0.9), "eps": 1e-6, "weight_decay": 0.1, "state_dtype": torch.float32}
+    assert got["defaults"] == defaults, f"AdamW(...).defaults should hold {defaults}, got {got['defaults']}"
+    for group, given_group in zip(got["groups"], spec["groups"], strict=True):
+        expected = dict(defaults, **{k: v for k, v in given_group.items() if k != "params"})
+        assert {k: group.get(k) for k in expected} == expected, (
+            f"a param group's own hyperparameters override the defaults: expected {expected}, got {group}")
+    sizes = [[math.prod(spec["shapes"][i]) for i in g["params"]] for g in spec["groups"]]
+    assert got["sizes"] == sizes, f"param groups hold parameters of sizes {sizes}, got {got['sizes']}"
+
+
+@pytest.mark.parametrize("hyperparameters", [{"lr": -1.0}, {"betas": (1.0, 0.999)}, {"betas": (0.9, -0.1)},
+                                             {"eps": -1e-8}, {"weight_decay": -0.1}])
+def test_adamw_rejects_invalid_hyperparameters(impl, hyperparameters):
+    got = impl.run(scenarios.construction_error, hyperparameters)
+    assert got == "ValueError", f"AdamW(params, **{hyperparameters}) should raise ValueError, raised {got}"
+
+
+# -- bytes ------------------------------------------------------------------------------------------------
+
+def byte_specs(dtype: str):
+    return adamw_trajectories(dtype).map(lambda s: dict(s, has_grad=[[True] * len(s["shapes"])] * s["steps"]))
+
+
+@pytest.mark.parametrize("kind", ["torch_adamw", "torch_sgd_momentum"])
+@given(spec=st.sampled_from(["float32", "bfloat16", "float64"]).flatmap(byte_specs), steps=st.integers(0, 2))
+def test_optimizer_state_bytes_of_torch_optimizers(impl, kind, spec, steps):
+    got = impl.run(scenarios.state_bytes, spec, kind, None, steps)
+    expected = scenarios.measured_state_bytes(spec, kind, steps)
+    expect_int(got["bytes"], expected, what=f"optimizer_state_bytes(<{kind} after {steps} steps on {spec['shapes']} "
+               f"{spec['dtype']}>)", source="numel * element_size of every tensor in its state",
+               hint="every tensor in every state dict, in its own dtype (torch's AdamW: two moments and a 4-byte "
+                    "step tensor per parameter)")
+
+
+@pytest.mark.parametrize("policy", ["fp32", "bf16"])
+@given(spec=byte_specs("float32"))
+def test_optimizer_state_bytes_follow_the_policy_table(impl, policy, spec):
+    p = POLICIES[policy]
+    spec = dict(spec, dtype=str(p.param_dtype).removeprefix("torch."))
+    got = impl.run(scenarios.state_bytes, spec, "ours", str(p.state_dtype).removeprefix("torch."), 1)
+    n = sum(math.prod(s) for s in spec["shapes"])
+    state_per_param = OPTIMIZER_STATE_TENSORS["adamw"] * p.state_dtype.itemsize
+    measured = sum(t.numel() * t.element_size() for s in got["state"] for t in s.values())
+    what = f"AdamW(state_dtype={p.state_dtype}) on {n} {p.param_dtype} parameters"
+    expect_int(measured, n * state_per_param, what=f"{what}: bytes of the state tensors", source=f"policy {policy!r}",
+               hint="two moments per parameter, in state_dtype")
+    expect_int(got["bytes"], n * state_per_param, what=f"optimizer_state_bytes({what})", source=f"policy {policy!r}",
+               hint="numel * element_size of every tensor in the state; a Python int step counts 0")
+    total = sum(t.numel() * t.element_size() for t in got["params"] + got["grads"]) + got["bytes"]
+    per_param = p.param_dtype.itemsize + p.grad_dtype.itemsize + state_per_param
+    expect_int(total, n * per_param, what=f"{what}: parameters + gradients + state",
+               source=f"policy {policy!r}: {per_param} bytes per parameter")
+
+
+def test_lecture_bf16_params_fp32_moments_is_12_bytes_per_param(impl):
+    spec = {"seed": 0, "shapes": [[10, 20], [20]], "groups": [{"params": [0, 1], "lr": 1e-2, "betas": (0.9, 0.999),
+            "eps": 1e-8, "weight_decay": 0.01}], "steps": 1, "has_grad": [[True, True]], "grad_scale": [1.0, 1.0],
+            "dtype": "bfloat16"}
+    ours = impl.run(scenarios.state_bytes, spec, "ours", "float32", 1)
+    expect_int(ours["bytes"], 220 * 8, what="optimizer_state_bytes(AdamW(state_dtype=float32) on 220 bf16 params)",
+               source="the lecture: 4 + 4 bytes of moments per parameter")
+    theirs = impl.run(scenarios.state_bytes, spec, "torch_adamw", None, 1)
+    expect_int(theirs["bytes"], 220 * 4 + 2 * 4, what="optimizer_state_bytes(torch AdamW on 220 bf16 params)",
+               source="torch keeps the moments in bf16 (2 + 2 bytes), plus a float32 step tensor per parameter")
+
+
+def test_optimizer_state_bytes_is_zero_before_the_first_step(impl):
+    spec = {"seed": 1, "shapes": [[3, 4]], "groups": [{"params": [0], "lr": 1e-2, "betas": (0.9, 0.999),
+            "eps": 1e-8, "weight_decay": 0.0}], "steps": 1, "has_grad": [[True]], "grad_scale": [1.0],
+            "dtype": "float32"}
+    for kind in ("ours", "torch_adamw"):
+        got = impl.run(scenarios.state_bytes, spec, kind, None, 0)
+        expect_int(got["bytes"], 0, what=f"optimizer_state_bytes({kind} before any step)", source="no state yet",
+                   hint="state is created at a parameter's first step")
+
+
+# -- audit ------------------------------------------------------------------------------------------------
+
+FORBIDDEN_ATTRIBUTES = {"Adam", "AdamW", "adam", "adamw", "_functional", "_fused_adam_", "_fused_adamw_",
+                        "_single_tensor_adamw", "_multi_tensor_adamw", "_single_tensor_adam", "_multi_tensor_adam"}
+
+
+def torch_adam_mentions(package: str) -> list[str]:
+    """Static part of the audit: uses of torch's Adam/AdamW (attributes, imports) in the module."""
+    path = audit.source_path(package, "adamw")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = []
+    for node in ast.walk(tree):
+        bad = (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES
+               or isinstance(node, ast.alias) and node.name.split(".")[-1] in FORBIDDEN_ATTRIBUTES
+               or isinstance(node, ast.alias) and node.name.startswith(("torch.optim.adam", "torch.optim._functional"))
+               or isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                   ("torch.optim.adam", "torch.optim._functional")))
+        if bad:
+            hits.append(f"line {node.lineno}: {ast.unparse(node) if not isinstance(node, ast.alias) else node.name}")
+    return hits
+
+
+@given(specs=st.lists(adamw_trajectories("float64"), min_size=2, max_size=2))
+def test_audit_adamw_does_not_use_torch_adam(impl, specs):
+    got = impl.run(scenarios.run_without_oracle, specs)
+    for g, spec in zip(got, specs, strict=True):
+        expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW (with torch's "
+                          "Adam and AdamW made unusable while yours ran)")
+    mentions = torch_adam_mentions(impl.name)
+    assert not mentions, f"{impl.name}/adamw.py uses torch's Adam/AdamW (the oracle):\n" + "\n".join(mentions)
