@@ -84,3 +84,20 @@ def test_the_sample_submission_is_partly_right(tmp_path):
     shutil.copytree(ROOT / "grader" / "samples" / "partial", sample)
     results = grade(tmp_path, sample)
     assert 0 < results["score"] < FLOPS_POINTS
+
+
+def test_batch_grades_every_submission_and_keeps_going(tmp_path):
+    folder = tmp_path / "submissions"
+    (folder / "alice").mkdir(parents=True)
+    shutil.copy(ROOT / "grader" / "samples" / "partial" / "flops.py", folder / "alice" / "flops.py")
+    (folder / "bob.zip").write_text("not a zip")
+    out = tmp_path / "grades"
+    command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", "flops",
+               "--jobs", "2"]
+    done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert rows[0] == "submission,status,total,flops,seconds"
+    assert rows[1].startswith("alice,ok,") and rows[2].startswith("bob.zip,unreadable,0,")
+    assert json.loads((out / "alice" / "results.json").read_text())["score"] > 0
+    assert (out / "bob" / "results.json").exists()
