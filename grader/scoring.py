@@ -79,6 +79,15 @@ def table(scores: list[ProblemScore], notes: list[str]) -> str:
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += ["-" * 56, f"{'total':<26}{total:>7.2f} / {out_of:<4}"]
     failures = [t for p in scores for t in p.tests if not t.passed]
+    unimplemented = [t for t in failures if t.message.startswith("NotImplementedError")]
+    if unimplemented:
+        rows += ["", "Not implemented yet (the stub raised NotImplementedError):"]
+        for p in scores:
+            names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
+            count = sum(t.problem == p.id for t in unimplemented)
+            if count:
+                rows.append(f"    {p.id}: {count} test{'s' if count > 1 else ''} ({', '.join(names)})")
+    failures = [t for t in failures if t not in unimplemented]
     if failures:
         rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]
         for t in failures:
@@ -86,6 +95,12 @@ def table(scores: list[ProblemScore], notes: list[str]) -> str:
     if notes:
         rows += [""] + notes
     return "\n".join(rows)
+
+
+def _stub_name(message: str) -> str:
+    """The function a NotImplementedError names ("NotImplementedError: matmul_flops" -> "matmul_flops")."""
+    first = message.splitlines()[0].removeprefix("NotImplementedError").lstrip(": ").strip()
+    return first or "?"
 
 
 def _indent(text: str) -> str:
