@@ -212,3 +212,37 @@ class NVFP4Tensor:
     values: torch.Tensor
     block_scales: torch.Tensor
     tensor_scale: float
+
+
+# -- problem benchmarking --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock times of the timed calls of a benchmark (problem benchmarking), in seconds: each trial's
+    time, in order, and their mean, median and *population* standard deviation (denominator n, as
+    `statistics.fmean`, `statistics.median` and `statistics.pstdev` compute them; 0.0 for one trial)."""
+
+    times: tuple[float, ...]
+    mean: float
+    median: float
+    std: float
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One operation timed on one device (problem benchmarking): what one call does (`flops`, and `bytes`
+    read plus written), its median time, the rates achieved, and what share of the device's spec sheet
+    they are. `mfu` is None where no spec sheet is known or it lists no peak for `dtype`;
+    `bandwidth_utilization` is None where no spec sheet is known."""
+
+    op: str  # "matmul" or "relu"
+    n: int
+    dtype: torch.dtype
+    device: str  # str(torch.device(...)), e.g. "cpu", "cuda:0"
+    flops: int
+    bytes: int
+    seconds: float
+    flops_per_sec: float
+    bytes_per_sec: float
+    mfu: float | None
+    bandwidth_utilization: float | None

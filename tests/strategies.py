@@ -487,3 +487,59 @@ def adamw_trajectories(draw, dtype: str = "float64") -> dict:
     return {"seed": draw(st.integers(0, 2**16)), "shapes": shapes, "groups": groups, "steps": steps,
             "has_grad": has_grad, "grad_scale": [draw(st.sampled_from([1e-3, 1.0, 30.0])) for _ in range(n_params)],
             "dtype": dtype}
+
+
+# -- problem gradient_accumulation (tests/test_gradient_accumulation.py) -----------------------------------
+
+@st.composite
+def grad_accum_specs(draw, dtype: str = "float64") -> dict:
+    """Specs of tests/scenarios/gradient_accumulation.py: an MLP of distinct sizes, a batch of 1-12 examples
+    (maybe with a sequence dimension), a micro-batch size from 1 to beyond the batch (uneven splits
+    included), a mean-reduced loss, maybe stale gradients left in the parameters."""
+    batch = draw(st.integers(1, 12))
+    return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 2, 9)), "batch": batch,
+            "micro_batch_size": draw(st.integers(1, batch + 2)), "seq": draw(st.sampled_from([0, 3])),
+            "loss": draw(st.sampled_from(["mse", "cross_entropy"])), "dtype": dtype, "stale": draw(st.booleans())}
+
+
+# -- problem activation_checkpointing (tests/test_activation_checkpointing.py) --------------------------
+
+@st.composite
+def checkpoint_specs(draw, max_layers: int = 6, dropout: bool | None = None) -> dict:
+    """Specs of tests/scenarios/activation_checkpointing.py: 1-`max_layers` layers, batch != width, dropout
+    (maybe), the input with or without requires_grad, an extra tensor argument (maybe), a float scale."""
+    batch, width = draw(distinct_sizes(2, 1, 7))
+    has_dropout = draw(st.booleans()) if dropout is None else dropout
+    return {"seed": draw(st.integers(0, 2**16)), "layers": draw(st.integers(1, max_layers)), "batch": batch,
+            "width": width, "dtype": draw(st.sampled_from(["float64", "float32"])),
+            "dropout": draw(st.sampled_from([0.25, 0.5])) if has_dropout else 0.0,
+            "x_requires_grad": draw(st.booleans()), "shift": draw(st.sampled_from([None, False, True])),
+            "scale": draw(st.sampled_from([0.5, -2.0, 3.0])), "flag": draw(st.booleans())}
+
+
+# -- problem benchmarking (tests/test_benchmarking.py) ----------------------------------------------------
+
+@st.composite
+def benchmark_specs(draw) -> dict:
+    """Specs of tests/scenarios/benchmarking.py's fake device: 0-3 warm-up calls, 1-6 trials (even and odd
+    counts), each call's work a distinct duration (warm-up calls among the longest, as first calls are), a
+    launch overhead far below any duration, a clock that does not start at 0."""
+    warmup, trials = draw(st.integers(0, 3)), draw(st.integers(1, 6))
+    millis = draw(st.lists(st.integers(1, 500), min_size=warmup + trials, max_size=warmup + trials, unique=True))
+    durations = [m * 1e-3 for m in millis]
+    durations[:warmup] = [d + 1.0 for d in durations[:warmup]]  # compilation, autotuning: slow first calls
+    return {"warmup": warmup, "trials": trials, "durations": durations,
+            "launch": draw(st.sampled_from([1e-6, 5e-6])), "start": draw(st.sampled_from([0.0, 12.5, 1e4]))}
+
+
+@st.composite
+def tick_specs(draw) -> dict:
+    """Fake clock readings for a measurement: 0-2 warm-up calls, 1-5 trials, 2 increasing readings per trial
+    whose differences (the trial times) are distinct."""
+    warmup, trials = draw(st.integers(0, 2)), draw(st.integers(1, 5))
+    gaps = draw(st.lists(st.integers(1, 1000), min_size=2 * trials, max_size=2 * trials, unique=True))
+    ticks, now = [], 3.0
+    for gap in gaps:
+        now += gap * 1e-4
+        ticks.append(now)
+    return {"warmup": warmup, "trials": trials, "ticks": ticks}

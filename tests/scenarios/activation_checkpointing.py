@@ -1,0 +1,240 @@
+"""Scenarios for problem activation_checkpointing: the checkpoint under test runs beside the student's code;
+the oracles (plain backward, torch.utils.checkpoint, a store-nothing backward) run the same seeded model in
+the test process, through the same helpers here with another `checkpoint`.
+
+A model spec (tests/strategies.py `checkpoint_specs`): {"seed", "layers" (L), "batch", "width", "dtype"
+("float64" | "float32"), "dropout" (a probability, 0.0 for none), "x_requires_grad" (bool), "shift"
+(None, or whether the extra tensor argument requires grad), "scale" (a float passed through as a
+non-tensor argument)}.
+
+Every layer is `Layer`: y = dropout(relu(x)) @ W, W (width x width) a parameter. Without dropout, autograd
+keeps exactly one tensor per layer for backward (relu's output, which the matmul also keeps), of the
+input's shape: one layer = one activation of batch * width * itemsize bytes. Each call is logged, so the
+tests count forward calls and see which layers backward recomputed.
+"""
+
+import torch
+from torch import nn
+
+_LOG: list = []  # ("call", layer index) and ("pack", storage pointer, bytes) events, in order
+
+
+class Layer(nn.Module):
+    def __init__(self, index: int, width: int, dropout: float, generator: torch.Generator, dtype):
+        super().__init__()
+        self.index = index
+        self.weight = nn.Parameter(torch.randn(width, width, generator=generator, dtype=torch.float64)
+                                   .div(width**0.5).to(dtype))
+        self.dropout = dropout
+
+    def forward(self, x):
+        _LOG.append(("call", self.index, torch.is_grad_enabled()))
+        h = torch.relu(x)
+        if self.dropout:
+            h = torch.nn.functional.dropout(h, self.dropout, training=True)
+        return h @ self.weight
+
+
+def make_model(spec: dict) -> tuple[list[Layer], torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """The layers, the input x, the extra tensor argument (or None) and the upstream gradient; seeded, so
+    the same in every process."""
+    dtype = getattr(torch, spec["dtype"])
+    g = torch.Generator().manual_seed(spec["seed"])
+    layers = [Layer(i, spec["width"], spec.get("dropout", 0.0), g, dtype) for i in range(spec["layers"])]
+    x = torch.randn(spec["batch"], spec["width"], generator=g, dtype=torch.float64).to(dtype)
+    x.requires_grad_(spec.get("x_requires_grad", True))
+    shift = None
+    if spec.get("shift") is not None:
+        shift = torch.randn(spec["width"], generator=g, dtype=torch.float64).to(dtype).requires_grad_(spec["shift"])
+    upstream = torch.randn(spec["batch"], spec["width"], generator=g, dtype=torch.float64).to(dtype)
+    return layers, x, shift, upstream
+
+
+def block(layers, x, scale, shift, flag):
+    """The function that is checkpointed: the layers, then * scale (a float), + shift (a tensor or None),
+    negated if `flag` (a bool): tensor and non-tensor arguments mixed."""
+    for layer in layers:
+        x = layer(x)
+    x = x * scale
+    if shift is not None:
+        x = x + shift
+    return -x if flag else x
+
+
+def _pack(t):
+    if not isinstance(t, nn.Parameter):
+        _LOG.append(("pack", t.untyped_storage().data_ptr(), t.untyped_storage().nbytes()))
+    return t
+
+
+def _unpack(t):
+    return t
+
+
+def _calls(events) -> list[int]:
+    return [e[1] for e in events if e[0] == "call"]
+
+
+def _unique_bytes(events) -> int:
+    seen = {}
+    for e in events:
+        if e[0] == "pack":
+            seen[e[1]] = e[2]
+    return sum(seen.values())
+
+
+def _recompute_groups(events) -> list[int]:
+    """The bytes saved by each recomputation in backward: a new group starts at a layer call that does not
+    follow the previous layer."""
+    groups: list[list] = []
+    previous = None
+    for e in events:
+        if e[0] == "call":
+            if previous is None or e[1] != previous + 1:
+                groups.append([])
+            previous = e[1]
+        if groups:
+            groups[-1].append(e)
+    return [_unique_bytes(group) for group in groups]
+
+
+def _measure(forward, spec: dict, seed_offset: int = 1) -> dict:
+    """Run forward() (which returns the output) and backward with the upstream gradient; log layer calls and
+    saved tensors in both phases. Returns the output, the gradients, the calls and saved bytes of each phase
+    and a draw of the CPU RNG after backward."""
+    layers, x, shift, upstream = make_model(spec)
+    torch.manual_seed(spec["seed"] + seed_offset)
+    _LOG.clear()
+    with torch.autograd.graph.saved_tensors_hooks(_pack, _unpack):
+        out = forward(layers, x, shift)
+        forward_events = list(_LOG)
+        _LOG.clear()
+        if out.requires_grad:
+            out.backward(upstream)
+        backward_events = list(_LOG)
+    _LOG.clear()
+    return {
+        "out": out.detach(),
+        "out_requires_grad": out.requires_grad,
+        "grad_x": None if x.grad is None else x.grad,
+        "grad_shift": None if shift is None or shift.grad is None else shift.grad,
+        "grad_weights": [None if layer.weight.grad is None else layer.weight.grad for layer in layers],
+        "forward_calls": _calls(forward_events),
+        "backward_calls": _calls(backward_events),
+        "forward_bytes": _unique_bytes(forward_events),
+        "recompute_bytes": _recompute_groups(backward_events),
+        "rng_after": torch.rand(4, dtype=torch.float64),
+    }
+
+
+def _plain(fn, *args):
+    return fn(*args)
+
+
+def _block_run(checkpoint_fn, spec: dict) -> dict:
+    flag = spec.get("flag", False)
+    return _measure(lambda layers, x, shift: checkpoint_fn(block, layers, x, spec["scale"], shift, flag), spec)
+
+
+def run_checkpoint(pkg, spec: dict) -> dict:
+    """Scenario: `checkpoint(block, layers, x, scale, shift, flag)` under test, forward and backward."""
+    return _block_run(pkg.activation_checkpointing.checkpoint, spec)
+
+
+def plain_checkpoint(spec: dict) -> dict:
+    """Oracle, in the test process: the same block without checkpointing."""
+    return _block_run(_plain, spec)
+
+
+def torch_checkpoint(spec: dict) -> dict:
+    """Oracle, in the test process: the same block through torch.utils.checkpoint (non-reentrant, RNG state
+    preserved). Saved bytes are not comparable (it packs through hooks of its own)."""
+    import torch.utils.checkpoint as tc
+
+    return _block_run(lambda fn, *args: tc.checkpoint(fn, *args, use_reentrant=False, preserve_rng_state=True),
+                      spec)
+
+
+def run_sequential(pkg, spec: dict, segments: int | None) -> dict:
+    """Scenario: `checkpoint_sequential(layers, x, segments)` under test (segments=None: its default)."""
+    seq = pkg.activation_checkpointing.checkpoint_sequential
+    args = () if segments is None else (segments,)
+    return _measure(lambda layers, x, shift: seq(layers, x, *args), spec)
+
+
+def plain_sequential(spec: dict) -> dict:
+    """Oracle, in the test process: the layers one after the other, everything stored."""
+    def forward(layers, x, shift):
+        for layer in layers:
+            x = layer(x)
+        return x
+    return _measure(forward, spec)
+
+
+def store_none_backward_calls(spec: dict) -> int:
+    """Oracle for recompute_flops('store_none'), in the test process: keep only x; for the backward of layer i
+    (last to first), rerun layers 0..i from x (i under grad) and backpropagate through layer i. Returns the
+    number of layer calls made during backward."""
+    layers, x, _, upstream = make_model(dict(spec, dropout=0.0))
+    with torch.no_grad():
+        out = x
+        for layer in layers:
+            out = layer(out)
+    _LOG.clear()
+    grad = upstream
+    for i in reversed(range(len(layers))):
+        with torch.no_grad():
+            h = x
+            for layer in layers[:i]:
+                h = layer(h)
+        h = h.detach().requires_grad_(True)
+        layers[i](h).backward(grad)
+        grad = h.grad
+    calls = len(_calls(_LOG))
+    _LOG.clear()
+    return calls
+
+
+def analytic(pkg, queries: list) -> list:
+    """Scenario: the analytic models under test on a list of [name, *args] queries; a query that raises
+    answers {"raised": the exception's type name}."""
+    module = pkg.activation_checkpointing
+    answers = []
+    for name, *args in queries:
+        try:
+            answers.append(getattr(module, name)(*args))
+        except Exception as exc:  # noqa: BLE001 - the type is the answer
+            answers.append({"raised": type(exc).__name__})
+    return answers
+
+
+def checkpoint_error(pkg, layers: int, segments: int) -> str | None:
+    """Scenario: the name of the exception checkpoint_sequential raises for `segments`, or None."""
+    spec = {"seed": 0, "layers": layers, "batch": 2, "width": 3, "dtype": "float64"}
+    model, x, _, _ = make_model(spec)
+    try:
+        pkg.activation_checkpointing.checkpoint_sequential(model, x, segments)
+    except Exception as exc:  # noqa: BLE001 - the type is the answer
+        return type(exc).__name__
+    return None
+
+
+# -- audit ---------------------------------------------------------------------------------------------------
+
+def _forbidden(*args, **kwargs):
+    raise RuntimeError("torch.utils.checkpoint is the oracle: the solution may not use it")
+
+
+def run_without_oracle(pkg, spec: dict, segments: int | None) -> dict:
+    """Scenario for the audit: run_checkpoint and run_sequential while torch.utils.checkpoint is unusable."""
+    import torch.utils.checkpoint as tc
+
+    names = ["checkpoint", "checkpoint_sequential", "CheckpointFunction", "_checkpoint_without_reentrant_generator"]
+    saved = [(name, getattr(tc, name)) for name in names if hasattr(tc, name)]
+    for name, _ in saved:
+        setattr(tc, name, _forbidden)
+    try:
+        return {"block": run_checkpoint(pkg, spec), "sequential": run_sequential(pkg, spec, segments)}
+    finally:
+        for name, value in saved:
+            setattr(tc, name, value)

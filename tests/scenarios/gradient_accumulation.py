@@ -1,0 +1,199 @@
+"""Scenarios for problem gradient_accumulation: the model, its batch and the optimizer are built from a
+spec (seeded, so the same in every process); the code under test runs beside them and returns gradients,
+losses, parameters and measured bytes as data. The oracles (a plain full-batch backward, a plain step of
+torch.optim.SGD, the saved-activation peak of a plain backward) run in the test process.
+
+A spec (tests/strategies.py `grad_accum_specs`): {"seed": int, "sizes": [d_in, hidden, d_out], "batch": N,
+"micro_batch_size": int, "seq": 0 (inputs (N, d_in)) or a length (inputs (N, seq, d_in)), "loss": "mse" |
+"cross_entropy", "dtype": "float64" | "float32", "stale": bool (the parameters hold a stale gradient
+before the call)}; for `train`, also "steps", "lr", "momentum".
+"""
+
+import weakref
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def build(spec: dict) -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
+    """The model and one batch per step (`spec.get("steps", 1)`), seeded."""
+    dtype = getattr(torch, spec["dtype"])
+    generator = torch.Generator().manual_seed(spec["seed"])
+    d_in, hidden, d_out = spec["sizes"]
+    model = nn.Sequential(nn.Linear(d_in, hidden), nn.Tanh(), nn.Linear(hidden, d_out)).to(dtype)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=generator, dtype=torch.float64) / p.shape[-1] ** 0.5)
+    leading = [spec["batch"]] + ([spec["seq"]] if spec.get("seq") else [])
+    batches = []
+    for _ in range(spec.get("steps", 1)):
+        inputs = torch.randn(*leading, d_in, generator=generator, dtype=torch.float64).to(dtype)
+        if spec["loss"] == "cross_entropy":
+            targets = torch.randint(0, d_out, leading, generator=generator)
+        else:
+            targets = torch.randn(*leading, d_out, generator=generator, dtype=torch.float64).to(dtype)
+        batches.append((inputs, targets))
+    return model, batches
+
+
+def loss_fn_of(spec: dict):
+    """A mean-reduced loss, as the spec says."""
+    if spec["loss"] == "cross_entropy":
+        return _cross_entropy
+    return F.mse_loss
+
+
+def _cross_entropy(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(outputs.reshape(-1, outputs.shape[-1]), targets.reshape(-1))
+
+
+def _stale(model: nn.Module) -> None:
+    """Leave a gradient from some earlier batch in every parameter."""
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 3.0)
+
+
+def _grads(model: nn.Module) -> list:
+    return [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
+
+
+def accumulate(pkg, spec: dict) -> dict:
+    """Scenario: accumulate_gradients under test. Returns its answer and the gradients it left."""
+    model, [(inputs, targets)] = build(spec)
+    if spec.get("stale"):
+        _stale(model)
+    loss = pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets,
+                                                          spec["micro_batch_size"])
+    return {"loss": loss, "grads": _grads(model)}
+
+
+def accumulate_many(pkg, specs: list) -> list:
+    """Scenario: several specs in one call (one round trip in isolated mode)."""
+    return [accumulate(pkg, spec) for spec in specs]
+
+
+def full_batch(spec: dict) -> dict:
+    """The oracle, in the test process: the loss and gradients of one plain backward on the whole batch."""
+    model, [(inputs, targets)] = build(spec)
+    loss = loss_fn_of(spec)(model(inputs), targets)
+    loss.backward()
+    return {"loss": loss.item(), "grads": _grads(model)}
+
+
+def error_of(pkg, spec: dict, micro_batch_size: int) -> str | None:
+    """Scenario: the name of the exception accumulate_gradients raises (None if it returns)."""
+    model, [(inputs, targets)] = build(spec)
+    try:
+        pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets, micro_batch_size)
+    except Exception as exc:  # noqa: BLE001 - the type is the answer
+        return type(exc).__name__
+    return None
+
+
+# -- train_step -------------------------------------------------------------------------------------------
+
+def _optimizer(model: nn.Module, spec: dict) -> torch.optim.Optimizer:
+    return torch.optim.SGD(model.parameters(), lr=spec["lr"], momentum=spec["momentum"])
+
+
+def train(pkg, spec: dict) -> dict:
+    """Scenario: `spec["steps"]` calls of train_step under test, each on its own batch, starting from stale
+    gradients. Returns the losses, the final parameters and the gradients left after the last step."""
+    model, batches = build(spec)
+    optimizer = _optimizer(model, spec)
+    _stale(model)
+    losses = [pkg.gradient_accumulation.train_step(model, optimizer, loss_fn_of(spec), inputs, targets,
+                                                   spec["micro_batch_size"])
+              for inputs, targets in batches]
+    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()], "grads": _grads(model)}
+
+
+def full_batch_training(spec: dict) -> dict:
+    """The oracle, in the test process: the same steps of torch.optim.SGD, each on the whole batch."""
+    model, batches = build(spec)
+    optimizer = _optimizer(model, spec)
+    loss_fn, losses = loss_fn_of(spec), []
+    for inputs, targets in batches:
+        optimizer.zero_grad()
+        loss = loss_fn(model(inputs), targets)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()]}
+
+
+# -- memory -----------------------------------------------------------------------------------------------
+
+class _Saved:
+    """What the pack hook hands autograd for one saved tensor; when autograd lets go of it (after the
+    backward that used it, or when the graph dies), its bytes stop counting."""
+
+    __slots__ = ("tensor", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class SavedPeak:
+    """Peak bytes of the tensors autograd holds for backward at any one time, by saved-tensor hooks: each
+    saved tensor counted at numel * element_size while autograd holds it (the same tensor saved twice
+    counted once); parameters, and views of them, not counted. The tests' own instrument."""
+
+    def __init__(self, model: nn.Module):
+        self.params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+        self.live: dict[tuple, list[int]] = {}
+        self.current = self.peak = 0
+
+    def _pack(self, t: torch.Tensor):
+        if t.untyped_storage().data_ptr() in self.params:
+            return t
+        key = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+        entry = self.live.setdefault(key, [t.numel() * t.element_size(), 0])
+        if entry[1] == 0:
+            self.current += entry[0]
+            self.peak = max(self.peak, self.current)
+        entry[1] += 1
+        saved = _Saved(t)
+        weakref.finalize(saved, self._release, key)
+        return saved
+
+    def _release(self, key: tuple) -> None:
+        entry = self.live[key]
+        entry[1] -= 1
+        if entry[1] == 0:
+            self.current -= entry[0]
+            del self.live[key]
+
+    @staticmethod
+    def _unpack(saved):
+        return saved.tensor if isinstance(saved, _Saved) else saved
+
+    def __enter__(self) -> "SavedPeak":
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._hooks.__exit__(*exc)
+
+
+def accumulation_peaks(pkg, spec: dict, micro_batch_sizes: list) -> list:
+    """Scenario: the peak saved-activation bytes of accumulate_gradients under test, for each micro-batch
+    size, on the spec's model and batch."""
+    peaks = []
+    for m in micro_batch_sizes:
+        model, [(inputs, targets)] = build(spec)
+        with SavedPeak(model) as meter:
+            pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets, m)
+        peaks.append(meter.peak)
+    return peaks
+
+
+def plain_peak(spec: dict, rows: int) -> int:
+    """The oracle, in the test process: the peak saved-activation bytes of one plain forward and backward
+    on the first `rows` examples of the spec's batch."""
+    model, [(inputs, targets)] = build(spec)
+    with SavedPeak(model) as meter:
+        loss_fn_of(spec)(model(inputs[:rows]), targets[:rows]).backward()
+    return meter.peak

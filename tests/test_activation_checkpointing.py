@@ -1,0 +1,326 @@
+"""Problem (activation_checkpointing): trade compute for memory.
+
+Oracles (all computed in the test process, on the same seeded model the scenario builds beside the code
+under test: tests/scenarios/activation_checkpointing.py):
+- plain backward: the same function called directly, everything stored: the output, the gradients of the
+  tensor arguments and of every layer's weight, and the CPU RNG draw after backward;
+- `torch.utils.checkpoint.checkpoint` (non-reentrant, RNG state preserved): the same, with dropout;
+- measured saved bytes: a `saved_tensors_hooks` pack hook logs every tensor autograd saves (parameters
+  aside, each storage once), in forward (kept until backward) and in each recomputation during backward;
+  the analytic `checkpoint_memory` must equal what is measured;
+- counted forward calls: every layer logs its calls, so "fn runs twice", the order of recomputation and
+  `recompute_flops` are checked against counts; "store_none" against a store-nothing backward run here;
+- `torch.tensor_split` for the sizes of the segments; `math.isqrt` for the default number of segments.
+
+Tolerances: outputs and gradients in float64 to 1e-12 relative and absolute (checkpointing reruns the same
+ops in the same order, so a correct solution is bitwise equal or within a rounding or two of 1e-16; the
+closest catalogued mistake, an RNG that is not replayed, changes the dropout mask and moves gradients by
+O(1)); float32 to 1e-5 relative, 1e-6 absolute (rounding at 6e-8 through at most six layers). The RNG draw
+after backward, byte counts, call counts and every analytic model are exact.
+"""
+
+import ast
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests import audit
+from tests.checks import call_text, expect_equal, expect_int
+from tests.scenarios import activation_checkpointing as scenarios
+from tests.strategies import checkpoint_specs
+
+pytestmark = pytest.mark.activation_checkpointing
+
+TOLERANCES = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6)}
+MODULE = "activation_checkpointing"
+
+
+def activation_bytes(spec: dict) -> int:
+    """One activation of the scenario's layers: relu's output, batch x width."""
+    return spec["batch"] * spec["width"] * getattr(torch, spec["dtype"]).itemsize
+
+
+def sizes_by_tensor_split(layers: int, segments: int) -> list[int]:
+    return [len(chunk) for chunk in torch.arange(layers).tensor_split(segments)]
+
+
+def expect_same_run(got: dict, expected: dict, spec: dict, *, what: str, source: str, hint: str,
+                    rng: bool = False) -> None:
+    rtol, atol = TOLERANCES[spec["dtype"]]
+    assert got["out_requires_grad"] == expected["out_requires_grad"], (
+        f"{what}: the output should {'' if expected['out_requires_grad'] else 'not '}require grad ({source})"
+        f"\n  hint: {hint}")
+    names = [("the output", "out"), ("x.grad", "grad_x"), ("shift.grad", "grad_shift")]
+    names += [(f"layer {i}'s weight.grad", ("grad_weights", i)) for i in range(spec["layers"])]
+    for label, key in names:
+        g = got[key[0]][key[1]] if isinstance(key, tuple) else got[key]
+        e = expected[key[0]][key[1]] if isinstance(key, tuple) else expected[key]
+        if e is None:
+            assert g is None, f"{what}: {label} should be None ({source}), got {g}\n  hint: {hint}"
+            continue
+        assert g is not None, f"{what}: {label} is None, expected {e} ({source})\n  hint: {hint}"
+        assert g.dtype == e.dtype and g.shape == e.shape, (
+            f"{what}: {label} should be {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
+        torch.testing.assert_close(g, e, rtol=rtol, atol=atol, msg=lambda m, label=label: (
+            f"{what}: {label} differs from {source}\n{m}\n  hint: {hint}"))
+    if rng:
+        assert torch.equal(got["rng_after"], expected["rng_after"]), (
+            f"{what}: the random numbers drawn after backward differ from {source}: "
+            f"{got['rng_after'].tolist()} instead of {expected['rng_after'].tolist()}\n"
+            "  hint: after the recompute, put back the RNG state that was current before it")
+
+
+GRAD_HINT = ("save the tensor arguments, recompute fn with torch.enable_grad() on detached copies that "
+             "requires_grad_ like the originals, backpropagate grad_output through it and return their .grad")
+
+
+# -- checkpoint ---------------------------------------------------------------------------------------------
+
+@given(spec=checkpoint_specs())
+def test_checkpoint_matches_plain_backward(impl, spec):
+    got = impl.run(scenarios.run_checkpoint, spec)
+    expect_same_run(got, scenarios.plain_checkpoint(spec), spec, what=f"checkpoint(block, ...) on {spec}",
+                    source="the same block without checkpointing", hint=GRAD_HINT, rng=True)
+
+
+def _noisy(spec: dict) -> bool:
+    return spec["batch"] * spec["width"] >= 6  # enough dropout draws that a different mask shows
+
+
+@given(spec=checkpoint_specs(dropout=True).filter(_noisy))
+def test_checkpoint_replays_dropout_like_torch_utils_checkpoint(impl, spec):
+    got = impl.run(scenarios.run_checkpoint, spec)
+    expect_same_run(got, scenarios.torch_checkpoint(spec), spec, what=f"checkpoint(block with dropout, ...) on {spec}",
+                    source="torch.utils.checkpoint.checkpoint(..., preserve_rng_state=True)",
+                    hint="save torch.get_rng_state() in forward and torch.set_rng_state it before the recompute, "
+                         "so dropout draws the same mask; restore the current state afterwards", rng=True)
+
+
+@given(spec=checkpoint_specs(), dropout=st.booleans())
+def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl, spec, dropout):
+    spec = dict(spec, x_requires_grad=False, shift=None if spec["shift"] is None else False,
+                dropout=0.5 if dropout else 0.0)
+    got = impl.run(scenarios.run_checkpoint, spec)
+    expect_same_run(got, scenarios.plain_checkpoint(spec), spec,
+                    what=f"checkpoint(block, x, ...) with no argument requiring grad, on {spec}",
+                    source="the same block without checkpointing: the weights inside still get gradients",
+                    hint="an autograd.Function whose inputs do not require grad never runs its backward: pass "
+                         "a dummy tensor that requires grad", rng=True)
+
+
+@given(spec=checkpoint_specs())
+def test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice(impl, spec):
+    got = impl.run(scenarios.run_checkpoint, spec)
+    layers = list(range(spec["layers"]))
+    itemsize = getattr(torch, spec["dtype"]).itemsize
+    inputs = activation_bytes(spec) + (0 if spec["shift"] is None else spec["width"] * itemsize)
+    what = f"checkpoint(block, ...) on {spec}"
+    expect_equal(got["forward_calls"], layers, what=f"{what}: layers called in forward",
+                 source="each layer once, in order", hint="run fn once in forward")
+    expect_equal(got["backward_calls"], layers, what=f"{what}: layers called in backward",
+                 source="the recompute: each layer once more", hint="rerun fn, once, in backward")
+    expect_int(got["forward_bytes"], inputs, what=f"{what}: bytes saved for backward during forward",
+               source="measured with saved_tensors_hooks: only x and shift, the tensor arguments",
+               hint="run fn under torch.no_grad() in forward and save only the tensor arguments")
+
+
+# -- checkpoint_sequential -----------------------------------------------------------------------------------
+
+@st.composite
+def sequential_cases(draw, dropout: bool | None = False, default: bool | None = None):
+    spec = draw(checkpoint_specs(max_layers=9, dropout=dropout))
+    spec = dict(spec, x_requires_grad=True, shift=None)
+    use_default = draw(st.booleans()) if default is None else default
+    segments = None if use_default else draw(st.integers(1, spec["layers"]))
+    return spec, segments
+
+
+def expected_segments(layers: int, segments: int | None) -> list[int]:
+    return sizes_by_tensor_split(layers, math.isqrt(layers - 1) + 1 if segments is None else segments)
+
+
+@given(case=sequential_cases(dropout=None))
+def test_checkpoint_sequential_matches_plain_backward(impl, case):
+    spec, segments = case
+    got = impl.run(scenarios.run_sequential, spec, segments)
+    expect_same_run(got, scenarios.plain_sequential(spec), spec,
+                    what=f"checkpoint_sequential(<{spec['layers']} layers>, x, {segments}) on {spec}",
+                    source="the layers run one after the other", hint=GRAD_HINT, rng=True)
+
+
+@given(case=sequential_cases())
+def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(impl, case):
+    spec, segments = case
+    got = impl.run(scenarios.run_sequential, spec, segments)
+    sizes = expected_segments(spec["layers"], segments)
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    order = [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
+    act = activation_bytes(spec)
+    what = call_text("checkpoint_sequential", f"<{spec['layers']} layers>", "x", segments)
+    default = " (default ceil(sqrt(L)))" if segments is None else ""
+    expect_equal(got["forward_calls"], list(range(spec["layers"])), what=f"{what}: layers called in forward",
+                 source="each layer once, in order")
+    expect_equal(got["backward_calls"], order, what=f"{what}: layers called in backward",
+                 source=f"segments of sizes {sizes}{default} recomputed once each, last segment first",
+                 hint="checkpoint every segment (the last one too); split as torch.tensor_split does")
+    expect_int(got["forward_bytes"], len(sizes) * act, what=f"{what}: bytes kept from forward until backward",
+               source=f"measured: the input of each of the {len(sizes)} segments{default}, {act} bytes each",
+               hint="keep only the segment inputs; the default is ceil(sqrt(L)) segments, not L")
+    expect_equal(got["recompute_bytes"], [size * act for size in reversed(sizes)],
+                 what=f"{what}: bytes saved by each recomputation in backward",
+                 source=f"measured: one activation per layer of the segment being recomputed, sizes {sizes}")
+
+
+@pytest.mark.parametrize("layers", [1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
+def test_default_segments_is_ceil_sqrt(impl, layers):
+    expected = math.isqrt(layers - 1) + 1
+    expect_int(impl.activation_checkpointing.default_segments(layers), expected,
+               what=call_text("default_segments", layers), source="ceil(sqrt(L)) with math.isqrt",
+               hint="ceil of the square root, exactly (math.isqrt(L - 1) + 1): floats round for big L")
+
+
+@given(layers=st.integers(1, 40), data=st.data())
+def test_segment_sizes_like_tensor_split(impl, layers, data):
+    segments = data.draw(st.integers(1, layers), label="segments")
+    got = impl.activation_checkpointing.segment_sizes(layers, segments)
+    expect_equal(got, sizes_by_tensor_split(layers, segments), what=call_text("segment_sizes", layers, segments),
+                 source="torch.tensor_split: as even as possible, longer segments first")
+
+
+@pytest.mark.parametrize(("layers", "segments"), [(3, 0), (3, 4), (1, 2), (5, -1)])
+def test_invalid_segments_raise_value_error(impl, layers, segments):
+    got = impl.run(scenarios.checkpoint_error, layers, segments)
+    assert got == "ValueError", (
+        f"checkpoint_sequential(<{layers} layers>, x, {segments}) should raise ValueError, raised {got}")
+    got = impl.run(scenarios.analytic, [["segment_sizes", layers, segments]])[0]
+    assert got == {"raised": "ValueError"}, f"segment_sizes({layers}, {segments}) should raise ValueError, got {got}"
+
+
+# -- the analytic models against measurement ---------------------------------------------------------------
+
+@given(case=sequential_cases(default=False))
+def test_checkpoint_memory_matches_measured_bytes(impl, case):
+    spec, segments = case
+    act = activation_bytes(spec)
+    measured = impl.run(scenarios.run_sequential, spec, segments)
+    plain = scenarios.plain_sequential(spec)
+    got = impl.run(scenarios.analytic, [["checkpoint_memory", spec["layers"], segments, act],
+                                        ["checkpoint_memory", spec["layers"], None, act]])
+    # Two oracles: the model's formula with torch.tensor_split's sizes, and what saved_tensors_hooks measured
+    # on this checkpoint_sequential (kept from forward + the largest recomputation), which must agree.
+    expected = measured["forward_bytes"] + max(measured["recompute_bytes"], default=0)
+    sizes = sizes_by_tensor_split(spec["layers"], segments)
+    expect_int(got[0], (len(sizes) + max(sizes)) * act,
+               what=call_text("checkpoint_memory", spec["layers"], segments, act),
+               source=f"segment inputs ({len(sizes)}) + the largest segment ({max(sizes)} layers) recomputed",
+               hint="the segment boundaries and the activations of the largest segment while it is recomputed")
+    expect_int(got[0], expected, what=call_text("checkpoint_memory", spec["layers"], segments, act),
+               source="measured with saved_tensors_hooks: forward bytes + the largest recomputation")
+    expect_int(got[1], plain["forward_bytes"], what=call_text("checkpoint_memory", spec["layers"], None, act),
+               source="measured with saved_tensors_hooks: no checkpointing keeps one activation per layer")
+
+
+def test_checkpoint_memory_falls_from_linear_to_square_root(impl):
+    # 16 layers: everything stored keeps 16 activations; ceil(sqrt(16)) = 4 segments keep 4 + 4 = 8.
+    spec = {"seed": 7, "layers": 16, "batch": 3, "width": 5, "dtype": "float32", "dropout": 0.0,
+            "x_requires_grad": True, "shift": None, "scale": 1.0}
+    act = activation_bytes(spec)
+    measured = impl.run(scenarios.run_sequential, spec, None)
+    plain = scenarios.plain_sequential(spec)
+    expect_int(plain["forward_bytes"], 16 * act, what="plain forward of 16 layers", source="one activation a layer")
+    peak = measured["forward_bytes"] + max(measured["recompute_bytes"], default=0)
+    expect_int(peak, 8 * act, what="checkpoint_sequential(<16 layers>, x): forward bytes + largest recomputation",
+               source="4 segment inputs + 4 layers recomputed (measured)", hint="default ceil(sqrt(16)) = 4 segments")
+    got = impl.run(scenarios.analytic, [["checkpoint_memory", n, seg, 1] for n, seg in
+                                        [(16, None), (16, 4), (100, None), (100, 10), (10**6, 1000)]])
+    assert got == [16, 8, 100, 20, 2000], f"checkpoint_memory: O(L) -> O(sqrt L) expected [16, 8, 100, 20, 2000], " \
+                                          f"got {got}"
+
+
+@given(case=sequential_cases(default=False), flops=st.sampled_from([1, 7, 2 * 4096 * 4096, 10**15 + 3]))
+def test_recompute_flops_matches_counted_forward_calls(impl, case, flops):
+    spec, segments = case
+    L = spec["layers"]
+    measured = impl.run(scenarios.run_sequential, spec, segments)
+    expected = {"store_all": len(scenarios.plain_sequential(spec)["backward_calls"]) * flops,
+                "checkpoint": len(measured["backward_calls"]) * flops,
+                "store_none": scenarios.store_none_backward_calls(spec) * flops}
+    assert expected["checkpoint"] == L * flops, (
+        f"checkpoint_sequential(<{L} layers>, x, {segments}) recomputed {measured['backward_calls']} in backward; "
+        "every layer should run exactly once more")
+    got = impl.run(scenarios.analytic, [["recompute_flops", L, flops, s] for s in expected])
+    for g, (strategy, e) in zip(got, expected.items(), strict=True):
+        expect_int(g, e, what=call_text("recompute_flops", L, flops, strategy),
+                   source="layer calls counted during backward x flops_per_layer",
+                   hint="store_all: 0; checkpoint: one extra forward; store_none: L(L+1)/2 layer forwards")
+
+
+def test_recompute_flops_rejects_unknown_strategies(impl):
+    got = impl.run(scenarios.analytic, [["recompute_flops", 4, 10, "sqrt"], ["recompute_flops", 4, 10, "none"]])
+    assert got == [{"raised": "ValueError"}] * 2, f"recompute_flops with an unknown strategy should raise " \
+                                                  f"ValueError, got {got}"
+
+
+# -- differential ----------------------------------------------------------------------------------------------
+
+@given(layers=st.integers(1, 10**6), data=st.data(), act=st.integers(1, 10**9), flops=st.integers(0, 10**15))
+def test_analytic_models_match_reference(impl, ref, layers, data, act, flops):
+    segments = data.draw(st.one_of(st.none(), st.integers(1, min(layers, 5000))), label="segments")
+    queries = [["checkpoint_memory", layers, segments, act], ["default_segments", layers]]
+    queries += [["recompute_flops", layers, flops, s] for s in ("store_all", "checkpoint", "store_none")]
+    if segments is not None and layers <= 5000:
+        queries.append(["segment_sizes", layers, segments])
+    got = impl.run(scenarios.analytic, queries)
+    expected = ref.run(scenarios.analytic, queries)
+    for g, e, q in zip(got, expected, queries, strict=True):
+        expect_equal(g, e, what=call_text(q[0], *q[1:]), source="reference/activation_checkpointing.py")
+
+
+@given(case=sequential_cases(dropout=None))
+def test_checkpoint_sequential_matches_reference(impl, ref, case):
+    spec, segments = case
+    got = impl.run(scenarios.run_sequential, spec, segments)
+    expected = ref.run(scenarios.run_sequential, spec, segments)
+    expect_same_run(got, expected, spec, what=f"checkpoint_sequential(<{spec['layers']} layers>, x, {segments})",
+                    source="reference/activation_checkpointing.py", hint=GRAD_HINT, rng=True)
+    for key in ("forward_calls", "backward_calls", "forward_bytes", "recompute_bytes"):
+        expect_equal(got[key], expected[key], what=f"{key} of checkpoint_sequential on {spec}",
+                     source="reference/activation_checkpointing.py")
+
+
+# -- audit ----------------------------------------------------------------------------------------------------
+
+def torch_checkpoint_mentions(package: str) -> list[str]:
+    """Static part of the audit: torch.utils.checkpoint imported or reached as an attribute."""
+    path = audit.source_path(package, MODULE)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = audit.forbidden_mentions(package, MODULE, ("utils.checkpoint",))
+    for node in ast.walk(tree):
+        bad = (isinstance(node, ast.Attribute) and node.attr in ("checkpoint", "checkpoint_sequential",
+                                                                "CheckpointFunction")
+               and ast.unparse(node.value).endswith(("utils", "checkpoint", "tc"))
+               or isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.utils")
+               and any(a.name.startswith("checkpoint") for a in node.names))
+        if bad:
+            hits.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return list(dict.fromkeys(hits))
+
+
+@given(case=sequential_cases(dropout=True))
+def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
+    spec, segments = case
+    spec = dict(spec, shift=True)
+    got = impl.run(scenarios.run_without_oracle, spec, segments)
+    expect_same_run(got["block"], scenarios.plain_checkpoint(spec), spec, what=f"checkpoint(block, ...) on {spec}",
+                    source="plain backward (torch.utils.checkpoint made unusable while yours ran)", hint=GRAD_HINT)
+    expect_equal(got["block"]["backward_calls"], list(range(spec["layers"])),
+                 what="layers recomputed in backward by checkpoint (torch.utils.checkpoint unusable)",
+                 source="each layer once more", hint="recompute fn yourself in backward")
+    expect_equal(sorted(got["sequential"]["backward_calls"]), list(range(spec["layers"])),
+                 what="layers recomputed by checkpoint_sequential (torch.utils.checkpoint unusable)",
+                 source="each layer once more")
+    mentions = torch_checkpoint_mentions(impl.name)
+    assert not mentions, f"{impl.name}/{MODULE}.py uses torch.utils.checkpoint (the oracle):\n" + "\n".join(mentions)

@@ -1,0 +1,315 @@
+"""Problem (benchmarking): timing code on an accelerator.
+
+Oracles:
+- Call order and times: a simulated asynchronous device (tests/scenarios/benchmarking.py `FakeDevice`):
+  `fn` queues work and returns after a short launch, `sync` waits for the queue, `clock` reads host time,
+  and each call is logged. The expected log (warm-up calls, then per trial sync, clock, fn, sync, clock) and
+  the times it implies are played on the same simulated device in the test process; the statistics come
+  from Python's `statistics` module (`fmean`, `median`, `pstdev`: the population standard deviation).
+- The default sync: with torch.cuda patched to report itself available (its synchronize the fake's) the
+  full order above; reported unavailable, no sync at all.
+- Measurements on the CPU with a fake clock whose readings are given: the FLOPs of the matmul from
+  `torch.utils.flop_counter.FlopCounterMode`, the bytes from the sizes of the tensors each operation
+  reads and writes (meta tensors, measured by torch), the times from the readings, the peaks and the
+  bandwidth from `assignment/given.py`'s `HARDWARE`.
+- GPU tests (marked `gpu`, worth no points, skipped unless an H100 or H200 is present) measure for real:
+  bf16 matmul MFU and ReLU bandwidth in a sane share of the spec sheet, synced against unsynced timing,
+  both points under the roofline.
+
+Tolerances: counts are exact integers. Times and statistics to 1e-9 relative (and 1e-12 s absolute): the
+fake clock's readings are differences of floats near 1e4 s at most, rounding at ~2e-12 s, while every
+catalogued mistake is off by a whole duration (1 ms or more), a factor n/(n-1), or a different element.
+Rates and utilisations to 1e-12 relative: one or two float divisions of the same numbers.
+"""
+
+import math
+import statistics
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.utils.flop_counter import FlopCounterMode
+
+from assignment.given import HARDWARE, Measurement
+from tests.checks import call_text, expect_equal, expect_int
+from tests.scenarios import benchmarking as scenarios
+from tests.strategies import benchmark_specs, tick_specs
+
+pytestmark = pytest.mark.benchmarking
+
+REL, ABS = 1e-9, 1e-12
+ORDER_HINT = ("warm-up calls untimed first; then per trial: sync(), start = clock(), fn(), sync(), "
+              "stop = clock() — sync before starting the clock (the queue may still hold earlier work) and "
+              "before stopping it (fn only queued its work)")
+
+
+def close(got, expected, rel=REL, abs_=ABS) -> bool:
+    return type(got) in (int, float) and math.isclose(got, expected, rel_tol=rel, abs_tol=abs_)
+
+
+def expect_timing(got, expected: dict, what: str) -> None:
+    assert type(got).__name__ == "Timing", f"{what} should return a Timing (assignment.given), got {got!r}"
+    times = list(got.times)
+    assert len(times) == len(expected["times"]) and all(
+        close(g, e) for g, e in zip(times, expected["times"], strict=True)), (
+        f"{what}: per-trial times {times}, expected {expected['times']} (the fake device's clock)\n"
+        f"  hint: {ORDER_HINT}")
+    for stat, source in (("mean", "statistics.fmean"), ("median", "statistics.median"),
+                         ("std", "statistics.pstdev, the population standard deviation")):
+        assert close(getattr(got, stat), expected[stat]), (
+            f"{what}: {stat} is {getattr(got, stat)!r}, expected {expected[stat]!r} ({source} of the trial times "
+            f"{expected['times']})\n  hint: over the timed trials only; median of an even count is the mean of "
+            f"the two middle values; std with denominator n")
+
+
+# -- summarize ---------------------------------------------------------------------------------------------
+
+positive_times = st.floats(1e-6, 10.0, allow_nan=False)
+
+
+@given(times=st.lists(positive_times, min_size=1, max_size=8))
+def test_summarize_matches_statistics(impl, times):
+    got = impl.benchmarking.summarize(times)
+    expected = {"times": times, "mean": statistics.fmean(times), "median": statistics.median(times),
+                "std": statistics.pstdev(times)}
+    expect_timing(got, expected, call_text("summarize", times))
+
+
+@pytest.mark.parametrize("times", [[0.5, 0.1, 0.4, 0.2], [3.0, 1.0], [2.0]])
+def test_summarize_worked_examples(impl, times):
+    got = impl.benchmarking.summarize(times)
+    expected = {"times": times, "mean": statistics.fmean(times), "median": statistics.median(times),
+                "std": statistics.pstdev(times)}
+    expect_timing(got, expected, call_text("summarize", times))
+
+
+def test_summarize_rejects_no_times(impl):
+    with pytest.raises(ValueError):
+        impl.benchmarking.summarize([])
+
+
+# -- benchmark: the order of calls, on a simulated asynchronous device ----------------------------------
+
+@given(spec=benchmark_specs())
+def test_benchmark_calls_in_order(impl, spec):
+    got = impl.run(scenarios.run_benchmark, spec)
+    expected = scenarios.expected_benchmark(spec)
+    expect_equal(got["events"], expected["events"],
+                 what=f"the calls benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync, clock) made",
+                 source="warm-up fn calls, then per trial sync, clock, fn, sync, clock", hint=ORDER_HINT)
+
+
+@given(spec=benchmark_specs())
+def test_benchmark_times_the_work_of_each_trial(impl, spec):
+    got = impl.run(scenarios.run_benchmark, spec)
+    expected = scenarios.expected_benchmark(spec)
+    expect_timing(got["timing"], expected, f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}) on a "
+                  f"simulated device whose calls take {spec['durations']} s")
+
+
+@given(spec=benchmark_specs())
+def test_benchmark_default_sync_on_cuda_is_cuda_synchronize(impl, spec):
+    got = impl.run(scenarios.run_benchmark_default_sync, spec, True)
+    expected = scenarios.expected_benchmark(spec)
+    expect_equal(got["events"], expected["events"],
+                 what="the calls benchmark(fn, sync=None, ...) made while torch.cuda.is_available()",
+                 source="torch.cuda.synchronize() where sync is called",
+                 hint="sync=None on CUDA means torch.cuda.synchronize, looked up when benchmark is called")
+    expect_timing(got["timing"], expected, "benchmark(fn, sync=None, ...) on CUDA")
+
+
+@given(spec=benchmark_specs())
+def test_benchmark_default_sync_on_cpu_does_nothing(impl, spec):
+    got = impl.run(scenarios.run_benchmark_default_sync, spec, False)
+    expected = scenarios.expected_benchmark(spec, synced=False)
+    expect_equal(got["events"], expected["events"],
+                 what="the calls benchmark(fn, sync=None, ...) made without CUDA",
+                 source="warm-up fn calls, then per trial clock, fn, clock",
+                 hint="without CUDA there is nothing to synchronise (and torch.cuda.synchronize would fail)")
+
+
+@pytest.mark.parametrize(("warmup", "trials"), [(-1, 3), (2, 0), (0, -1)])
+def test_benchmark_rejects_bad_counts(impl, warmup, trials):
+    got = impl.run(scenarios.benchmark_error, warmup, trials)
+    assert got == "ValueError", f"benchmark(fn, warmup={warmup}, trials={trials}) should raise ValueError, raised {got}"
+
+
+# -- spec sheets -------------------------------------------------------------------------------------------
+
+NAMES = [
+    ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+    ("NVIDIA H100 PCIe", "H100 PCIe"),
+    ("NVIDIA H200", "H200"),
+    ("NVIDIA H100 NVL", None),
+    ("NVIDIA GH200 480GB", None),
+    ("NVIDIA A100-SXM4-80GB", None),
+    ("NVIDIA GeForce RTX 4090", None),
+]
+
+
+@pytest.mark.parametrize(("name", "key"), NAMES)
+def test_hardware_for_name(impl, name, key):
+    got = impl.benchmarking.hardware_for_name(name)
+    expected = None if key is None else HARDWARE[key]
+    assert got == expected, (f"{call_text('hardware_for_name', name)} should be "
+                             f"{'None' if key is None else f'HARDWARE[{key!r}]'}, got {got!r}")
+
+
+@pytest.mark.parametrize(("name", "key"), NAMES[:3] + NAMES[5:6])
+def test_device_spec_of_a_cuda_device_goes_by_its_name(impl, name, key):
+    got = impl.run(scenarios.spec_of_named_cuda_device, name)
+    expected = None if key is None else HARDWARE[key]
+    assert got == expected, (f"device_spec('cuda:0') for a GPU named {name!r} should be "
+                             f"{'None' if key is None else f'HARDWARE[{key!r}]'}, got {got!r}")
+
+
+@pytest.mark.parametrize("device", ["cpu", torch.device("cpu")])
+def test_device_spec_of_the_cpu_is_none(impl, device):
+    got = impl.benchmarking.device_spec(device)
+    assert got is None, f"{call_text('device_spec', device)} should be None (no spec sheet), got {got!r}"
+
+
+# -- measurements on the CPU, with a fake clock ------------------------------------------------------------
+
+def matmul_counts(n: int, dtype: torch.dtype) -> tuple[int, int]:
+    """FLOPs from FlopCounterMode, bytes from the meta tensors read and written."""
+    a, b = (torch.empty(n, n, dtype=dtype, device="meta") for _ in range(2))
+    with FlopCounterMode(display=False) as counter:
+        c = a @ b
+    return counter.get_total_flops(), sum(t.numel() * t.element_size() for t in (a, b, c))
+
+
+def relu_counts(n: int, dtype: torch.dtype) -> tuple[int, int]:
+    """1 FLOP per output element (the roofline convention), bytes from the meta tensors read and written."""
+    x = torch.empty(n, dtype=dtype, device="meta")
+    y = torch.relu(x)
+    return y.numel(), sum(t.numel() * t.element_size() for t in (x, y))
+
+
+def expect_measurement(got, op: str, n: int, dtype: torch.dtype, spec: dict) -> None:
+    what = f"measure_{'matmul' if op == 'matmul' else 'bandwidth'}({n}, {dtype}, 'cpu', ...) with a fake clock {spec}"
+    assert isinstance(got, Measurement), f"{what} should return a Measurement (assignment.given), got {got!r}"
+    flops, nbytes = (matmul_counts if op == "matmul" else relu_counts)(n, dtype)
+    expect_equal((got.op, got.n, got.dtype, got.device), (op, n, dtype, "cpu"), what=f"{what}: (op, n, dtype, device)",
+                 source="the call")
+    expect_int(got.flops, flops, what=f"{what}.flops",
+               source="FlopCounterMode" if op == "matmul" else "one FLOP per element",
+               hint="2n^3 for an (n x n) @ (n x n) matmul (a multiply-add is 2 FLOPs); n for ReLU")
+    expect_int(got.bytes, nbytes, what=f"{what}.bytes", source="the tensors read and written, measured by torch",
+               hint="every input read once and every output written once, at the dtype's element size")
+    times = [b - a for a, b in zip(spec["ticks"][::2], spec["ticks"][1::2], strict=True)]
+    seconds = statistics.median(times)
+    assert close(got.seconds, seconds), (f"{what}.seconds is {got.seconds!r}, expected the median trial time "
+                                         f"{seconds!r} of {times}")
+    rates = {"flops_per_sec": flops / seconds, "bytes_per_sec": nbytes / seconds}
+    hw = spec["hardware"]
+    rates["mfu"] = None if hw is None or dtype not in hw.peak_flops else rates["flops_per_sec"] / hw.peak(dtype)
+    rates["bandwidth_utilization"] = None if hw is None else rates["bytes_per_sec"] / hw.memory_bandwidth
+    for field, expected in rates.items():
+        value = getattr(got, field)
+        ok = value is None if expected is None else close(value, expected, rel=1e-12, abs_=0.0)
+        assert ok, (f"{what}.{field} is {value!r}, expected {expected!r} (on {hw.name if hw else 'no spec sheet'})\n"
+                    f"  hint: rates are per median second; MFU against the peak for the dtype used "
+                    f"(hardware.peak(dtype); None without a sheet or a peak for it), bandwidth utilisation "
+                    f"against memory_bandwidth")
+
+
+hardware = st.sampled_from([None, HARDWARE["H100 SXM"], HARDWARE["H200"], HARDWARE["A100"]])
+measured_dtypes = st.sampled_from([torch.float32, torch.bfloat16, torch.float16, torch.float64])
+
+
+@given(n=st.integers(1, 24), dtype=measured_dtypes, spec=tick_specs(), hw=hardware)
+def test_measure_matmul_with_a_fake_clock(impl, n, dtype, spec, hw):
+    spec = dict(spec, hardware=hw)
+    expect_measurement(impl.run(scenarios.measure, "matmul", n, dtype, spec), "matmul", n, dtype, spec)
+
+
+@given(n=st.integers(1, 5000), dtype=measured_dtypes, spec=tick_specs(), hw=hardware)
+def test_measure_bandwidth_with_a_fake_clock(impl, n, dtype, spec, hw):
+    spec = dict(spec, hardware=hw)
+    expect_measurement(impl.run(scenarios.measure, "relu", n, dtype, spec), "relu", n, dtype, spec)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mfu_is_against_the_peak_of_the_dtype_used(impl, dtype):
+    spec = {"warmup": 0, "trials": 2, "ticks": [1.0, 1.5, 2.0, 2.5], "hardware": HARDWARE["H100 SXM"]}
+    got = impl.run(scenarios.measure, "matmul", 16, dtype, spec)
+    expected = 2 * 16**3 / 0.5 / HARDWARE["H100 SXM"].peak(dtype)
+    assert got.mfu is not None and close(got.mfu, expected, rel=1e-12), (
+        f"measure_matmul(16, {dtype}) at 0.5 s per call on an H100 SXM: MFU {got.mfu!r}, expected {expected!r} "
+        f"(peak {HARDWARE['H100 SXM'].peak(dtype):.4g} FLOP/s for {dtype})")
+
+
+def test_measurements_on_the_cpu_have_no_utilisation(impl):
+    spec = {"warmup": 1, "trials": 1, "ticks": [0.0, 0.25], "hardware": None}
+    got = impl.run(scenarios.measure, "relu", 64, torch.float32, spec)
+    assert got.mfu is None and got.bandwidth_utilization is None, (
+        f"on the CPU (device_spec is None) MFU and bandwidth utilisation are None, got {got!r}")
+
+
+# -- differential ------------------------------------------------------------------------------------------
+
+@given(times=st.lists(positive_times, min_size=1, max_size=12))
+def test_summarize_matches_reference(impl, ref, times):
+    got = impl.benchmarking.summarize(times)
+    expected = ref.benchmarking.summarize(times)
+    expect_timing(got, {"times": list(expected.times), "mean": expected.mean, "median": expected.median,
+                        "std": expected.std}, call_text("summarize", times))
+
+
+# -- GPU (worth no points; skipped unless an H100 or H200 is present) -------------------------------------
+
+def _hopper() -> str | None:
+    if not torch.cuda.is_available():
+        return None
+    name = torch.cuda.get_device_name()
+    return name if ("H100" in name or "H200" in name) else None
+
+
+needs_hopper = pytest.mark.skipif(_hopper() is None, reason="needs an H100 or H200 GPU (CUDA)")
+
+
+@pytest.mark.gpu
+@needs_hopper
+@pytest.mark.parametrize("n", [4096, 8192])
+def test_gpu_bf16_matmul_mfu_is_sane(impl, n):
+    got = impl.benchmarking.measure_matmul(n, torch.bfloat16, "cuda", warmup=5, trials=20)
+    assert got.mfu is not None and 0.3 < got.mfu < 1.05, (
+        f"bf16 {n}^3 matmul on {_hopper()}: MFU {got.mfu} ({got.flops_per_sec:.4g} FLOP/s); a large bf16 matmul "
+        f"runs at 30-100% of the dense peak: far outside means unsynced timing or the wrong peak")
+
+
+@pytest.mark.gpu
+@needs_hopper
+def test_gpu_relu_bandwidth_near_the_spec(impl):
+    got = impl.benchmarking.measure_bandwidth(2**28, torch.bfloat16, "cuda", warmup=3, trials=20)
+    assert got.bandwidth_utilization is not None and 0.4 < got.bandwidth_utilization < 1.05, (
+        f"ReLU on 2^28 bf16 elements on {_hopper()}: {got.bytes_per_sec:.4g} B/s, "
+        f"{got.bandwidth_utilization} of the spec's HBM bandwidth; expected 40-105%")
+
+
+@pytest.mark.gpu
+@needs_hopper
+def test_gpu_synced_timing_is_much_longer_than_unsynced(impl):
+    got = impl.run(scenarios.synced_and_unsynced_matmul, 8192, 10)
+    assert got["unsynced"] < 0.25 * got["synced"], (
+        f"bf16 8192^3 matmul: synced median {got['synced']:.3g} s, unsynced {got['unsynced']:.3g} s; without a "
+        f"sync the clock measures only the launch")
+
+
+@pytest.mark.gpu
+@needs_hopper
+def test_gpu_measured_points_are_under_the_roofline(impl):
+    hw = impl.benchmarking.device_spec("cuda")
+    assert hw is not None
+    for m in (impl.benchmarking.measure_matmul(8192, torch.bfloat16, "cuda", warmup=5, trials=10),
+              impl.benchmarking.measure_bandwidth(2**28, torch.bfloat16, "cuda", warmup=3, trials=10)):
+        intensity = m.flops / m.bytes
+        roof = min(hw.peak(torch.bfloat16), intensity * hw.memory_bandwidth)
+        assert m.flops_per_sec <= 1.05 * roof, (
+            f"{m.op} at intensity {intensity:.3g} FLOP/B: {m.flops_per_sec:.4g} FLOP/s, above the roof {roof:.4g}")
+        assert m.flops_per_sec >= 0.2 * roof, (
+            f"{m.op} at intensity {intensity:.3g} FLOP/B: {m.flops_per_sec:.4g} FLOP/s, under 20% of the roof "
+            f"{roof:.4g}")
+

@@ -1,0 +1,154 @@
+"""Problem (gradient_accumulation): gradient accumulation.
+
+Oracles:
+- The full-batch gradient and loss: one plain forward and backward of the same seeded model on the whole
+  batch, in the test process (`scenarios.full_batch`), for generated MLPs, batches of 1-12 examples (with
+  and without a sequence dimension), mean-reduced MSE and cross-entropy losses, and every micro-batch size
+  from 1 to past the batch, uneven last micro-batch included; the parameters start with stale gradients.
+- For `train_step`: two steps of torch.optim.SGD (with momentum) on the whole batch at once, in the test
+  process; after the step no gradient is left.
+- Memory: the peak bytes of the tensors autograd holds for backward, measured by saved-tensor hooks (the
+  tests' own instrument, tests/scenarios/gradient_accumulation.py `SavedPeak`, not the solution's
+  `memory` problem), compared with the peak of a plain backward on one micro-batch's rows.
+
+Tolerances: float64 gradients and losses to 1e-10 relative and 1e-12 absolute: the accumulated gradient
+sums the same products in another order (a few dozen float64 roundings at 1e-16), while every catalogued
+mistake is off by a factor (k, 1/k, n_i/N against 1/k) or by a whole micro-batch's contribution. float32 to
+1e-5 relative and 1e-6 absolute (float32 rounds at 6e-8; the sums here have at most a few hundred terms).
+Saved bytes: at most 10% plus 64 bytes above the plain micro-batch's peak (the weighted loss may save a
+scalar or two), which a full-batch backward (2x to 12x the micro-batch's rows here) exceeds.
+"""
+
+import itertools
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.checks import call_text
+from tests.scenarios import gradient_accumulation as scenarios
+from tests.strategies import grad_accum_specs
+
+pytestmark = pytest.mark.gradient_accumulation
+
+TOLERANCES = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6)}
+HINT = ("clear stale gradients first; scale micro-batch i's mean loss by n_i/N (its share of the batch, not "
+        "1/k) before its backward; keep every micro-batch, the last partial one too")
+
+
+def describe(spec: dict) -> str:
+    n, m = spec["batch"], spec["micro_batch_size"]
+    sizes = [min(m, n - start) for start in range(0, n, m)]
+    return (f"{call_text('accumulate_gradients', '<model>', spec['loss'], f'<{n} examples>', '<targets>', m)} on "
+            f"{spec} (micro-batches of {sizes} examples)")
+
+
+def expect_full_batch(got: dict, expected: dict, spec: dict, source: str = "a plain full-batch backward") -> None:
+    rtol, atol = TOLERANCES[spec["dtype"]]
+    what = describe(spec)
+    assert type(got["loss"]) is float, f"{what} should return the loss as a Python float, got {got['loss']!r}"
+    assert abs(got["loss"] - expected["loss"]) <= atol + rtol * abs(expected["loss"]), (
+        f"{what} returned the loss {got['loss']!r}; the full-batch loss is {expected['loss']!r} ({source})\n"
+        f"  hint: return the sum over micro-batches of (n_i/N) * the micro-batch's mean loss, not the last one's")
+    for i, (g, e) in enumerate(zip(got["grads"], expected["grads"], strict=True)):
+        assert g is not None, f"{what}: parameter {i} has no gradient afterwards"
+        torch.testing.assert_close(g, e, rtol=rtol, atol=atol, msg=lambda m, i=i: (
+            f"{what}: the gradient of parameter {i} differs from {source}\n{m}\n  hint: {HINT}"))
+
+
+# -- the accumulated gradient, against the full batch ------------------------------------------------------
+
+@given(specs=st.lists(grad_accum_specs("float64"), min_size=3, max_size=3))
+def test_accumulated_gradient_is_the_full_batch_gradient_float64(impl, specs):
+    got = impl.run(scenarios.accumulate_many, specs)
+    for g, spec in zip(got, specs, strict=True):
+        expect_full_batch(g, scenarios.full_batch(spec), spec)
+
+
+@given(spec=grad_accum_specs("float32"))
+def test_accumulated_gradient_is_the_full_batch_gradient_float32(impl, spec):
+    got = impl.run(scenarios.accumulate, spec)
+    expect_full_batch(got, scenarios.full_batch(spec), spec)
+
+
+UNEVEN = [(7, 3), (10, 4), (5, 2), (9, 8), (6, 5)]  # the last micro-batch is smaller than the others
+
+
+@pytest.mark.parametrize("loss", ["mse", "cross_entropy"])
+@pytest.mark.parametrize(("batch", "micro_batch_size"), UNEVEN + [(6, 1), (6, 3), (4, 4), (3, 10)])
+def test_every_split_gives_the_full_batch_gradient(impl, loss, batch, micro_batch_size):
+    spec = {"seed": batch * 100 + micro_batch_size, "sizes": [5, 7, 3], "batch": batch,
+            "micro_batch_size": micro_batch_size, "seq": 0, "loss": loss, "dtype": "float64", "stale": True}
+    expect_full_batch(impl.run(scenarios.accumulate, spec), scenarios.full_batch(spec), spec)
+
+
+@pytest.mark.parametrize("micro_batch_size", [0, -2])
+def test_invalid_micro_batch_size_raises_value_error(impl, micro_batch_size):
+    spec = {"seed": 0, "sizes": [3, 4, 2], "batch": 5, "micro_batch_size": micro_batch_size, "seq": 0,
+            "loss": "mse", "dtype": "float64", "stale": False}
+    got = impl.run(scenarios.error_of, spec, micro_batch_size)
+    assert got == "ValueError", (f"accumulate_gradients with micro_batch_size={micro_batch_size} should raise "
+                                 f"ValueError, raised {got}")
+
+
+# -- train_step, against torch.optim.SGD on the full batch ---------------------------------------------
+
+def train_specs():
+    return st.builds(lambda spec, lr, momentum: dict(spec, steps=2, lr=lr, momentum=momentum, stale=True),
+                     grad_accum_specs("float64"), st.sampled_from([0.05, 0.5]), st.sampled_from([0.0, 0.9]))
+
+
+@given(spec=train_specs())
+def test_train_step_is_a_full_batch_sgd_step(impl, spec):
+    got = impl.run(scenarios.train, spec)
+    expected = scenarios.full_batch_training(spec)
+    rtol, atol = TOLERANCES["float64"]
+    what = f"two train_step calls on {spec}"
+    for g, e in zip(got["losses"], expected["losses"], strict=True):
+        assert type(g) is float and abs(g - e) <= atol + rtol * abs(e), (
+            f"{what}: train_step returned the losses {got['losses']}; full-batch SGD's are {expected['losses']}\n"
+            f"  hint: return the full-batch loss of the batch, computed before the step")
+    for i, (g, e) in enumerate(zip(got["params"], expected["params"], strict=True)):
+        torch.testing.assert_close(g, e, rtol=rtol, atol=atol, msg=lambda m, i=i: (
+            f"{what}: parameter {i} differs from torch.optim.SGD stepping on the whole batch\n{m}\n"
+            f"  hint: clear the gradients, accumulate (n_i/N each), then one optimizer.step() per call"))
+
+
+@given(spec=train_specs())
+def test_train_step_leaves_no_gradient_behind(impl, spec):
+    got = impl.run(scenarios.train, spec)
+    left = [i for i, g in enumerate(got["grads"]) if g is not None and bool(g.ne(0).any())]
+    assert not left, (f"after train_step on {spec}, parameters {left} still hold a gradient\n"
+                      f"  hint: optimizer.zero_grad() after the step, so no gradient outlives it")
+
+
+# -- memory ------------------------------------------------------------------------------------------------
+
+MEMORY_SPEC = {"seed": 3, "sizes": [24, 40, 16], "batch": 12, "seq": 0, "dtype": "float32", "stale": False,
+               "micro_batch_size": 12}
+
+
+@pytest.mark.parametrize("loss", ["mse", "cross_entropy"])
+def test_saved_activations_peak_falls_with_the_micro_batch(impl, loss):
+    spec = dict(MEMORY_SPEC, loss=loss)
+    sizes = [12, 6, 4, 1]
+    got = impl.run(scenarios.accumulation_peaks, spec, sizes)
+    for m, peak in zip(sizes, got, strict=True):
+        expected = scenarios.plain_peak(spec, m)
+        assert peak <= expected * 1.1 + 64, (
+            f"accumulate_gradients(micro_batch_size={m}) on a batch of 12 held {peak} bytes of saved activations "
+            f"at its peak; a plain backward on {m} examples holds {expected}\n"
+            f"  hint: backward each micro-batch before the next forward, so only one micro-batch's activations "
+            f"are alive at a time (one backward of the summed losses keeps every graph alive)")
+    assert all(a > b for a, b in itertools.pairwise(got)), (
+        f"the peak saved-activation bytes of accumulate_gradients should fall as the micro-batch shrinks "
+        f"{sizes}: got {got}")
+
+
+# -- differential ------------------------------------------------------------------------------------------
+
+@given(spec=grad_accum_specs("float64"))
+def test_accumulate_matches_reference(impl, ref, spec):
+    got = impl.run(scenarios.accumulate, spec)
+    expect_full_batch(got, ref.run(scenarios.accumulate, spec), spec, source="the reference's accumulation")
