@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tests.scenarios import plain_training
+
 
 def build(spec: dict) -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
     """The model and one batch per step (`spec.get("steps", 1)`), seeded."""
@@ -112,15 +114,7 @@ def train(pkg, spec: dict) -> dict:
 def full_batch_training(spec: dict) -> dict:
     """The oracle, in the test process: the same steps of torch.optim.SGD, each on the whole batch."""
     model, batches = build(spec)
-    optimizer = _optimizer(model, spec)
-    loss_fn, losses = loss_fn_of(spec), []
-    for inputs, targets in batches:
-        optimizer.zero_grad()
-        loss = loss_fn(model(inputs), targets)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()]}
+    return plain_training(model, _optimizer(model, spec), loss_fn_of(spec), batches)
 
 
 # -- memory -----------------------------------------------------------------------------------------------

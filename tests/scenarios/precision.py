@@ -7,6 +7,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tests.scenarios import plain_training
+
 aten = torch.ops.aten
 MATMULS = (aten.mm, aten.addmm, aten.bmm, aten.baddbmm)
 
@@ -92,15 +94,7 @@ def mixed_steps(pkg, spec: dict) -> dict:
 def fp32_steps(spec: dict) -> dict:
     """The oracle, in the test process: the same steps in plain float32, no autocast, no scaler."""
     model, batches = build(spec)
-    optimizer = optimizer_of(model, spec)
-    loss_fn, losses = loss_fn_of(spec), []
-    for inputs, targets in batches:
-        optimizer.zero_grad()
-        loss = loss_fn(model(inputs), targets)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()]}
+    return plain_training(model, optimizer_of(model, spec), loss_fn_of(spec), batches)
 
 
 def initial_params(spec: dict) -> list[torch.Tensor]:
