@@ -1,19 +1,5 @@
-"""Problem (activation_checkpointing): trade compute for memory. See handout.md, "Problem
-(activation_checkpointing)".
-
-Conventions (this course's; the tests hold you to them):
-- A *layer* is a callable (usually an `nn.Module`) from one tensor to one tensor. One *activation* is what
-  one layer keeps for its backward; `bytes_per_activation` is its size in bytes (the tests use layers that
-  keep exactly one tensor of their input's shape, so one activation = the bytes of one layer input).
-- `checkpoint_sequential` splits `layers` into `segments` contiguous segments as evenly as possible, the
-  longer ones first (sizes ceil(L/s) for the first L % s segments, floor(L/s) for the rest, as
-  `torch.tensor_split` does), and checkpoints *every* segment, the last one included.
-- Backward recomputes each segment once, so every layer runs twice in total: once in forward, once in
-  backward.
-
-Do not use `torch.utils.checkpoint` in this file: it is the oracle the tests compare you against, and the
-grader checks.
-"""
+"""Problem (activation_checkpointing): reference solution; the spec and its conventions are in
+assignment/activation_checkpointing.py."""
 
 import math
 from collections.abc import Callable, Sequence
