@@ -4,22 +4,28 @@
                                          table and writes Gradescope's results.json, whatever happens
     resource-grader batch FOLDER         every submission in FOLDER, in parallel: a results.json each and
                                          one CSV row each
+    resource-grader doctor               which sandbox layers this machine allows, and why not the others
+
+Student code runs in a sandbox (grader/sandbox.py): a uid of its own when the grader is root, namespaces
+where bubblewrap works. `batch` refuses to run without one unless --no-sandbox is given.
 """
 
 import argparse
 import csv
 import json
 import os
+import queue
 import sys
-import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import registry
+from grader import registry, sandbox
 from grader.runner import Limits, run_tests
+from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, results_json, score_run, table
 from grader.submission import SubmissionError, build_workspace
 
@@ -32,7 +38,8 @@ def _default_results_path() -> Path:
 
 @dataclass
 class Graded:
-    """One submission's outcome. `status`: ok, unreadable (the submission), error (the grader itself)."""
+    """One submission's outcome. `status`: ok, unreadable (the submission), error (the grader, or a run whose
+    report cannot be trusted: for a person to look at, never a score)."""
 
     submission: Path
     scores: list[ProblemScore]
@@ -41,17 +48,35 @@ class Graded:
     seconds: float
 
 
-def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None) -> Graded:
-    """Grade one submission and write its results.json, in every case."""
+GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
+                 "the details in the grader's log.")
+SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
+             "to look at; no score is given until then.")
+
+
+def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
+                     slot: int = 0) -> Graded:
+    """Grade one submission in a sandbox and write its results.json, in every case, once every process of
+    the submission is dead. What went wrong on the grader's side goes to the operator (stderr), never into
+    the student's results."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
     status = "ok"
+    operator: list[str] = []
     try:
-        with tempfile.TemporaryDirectory(prefix="ra-grade-") as tmp:
-            workspace = build_workspace(submission, Path(tmp))
+        box = Sandbox(layers, slot, limits.submission_seconds)
+        with box:
+            workspace = build_workspace(submission, box.private)
+            box.expose(workspace.root)
             markers = " or ".join(problems) if problems else None
-            run = run_tests(workspace.root, limits, markers=markers)
+            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec())
+        operator += box.problems
+        if run.problems:
+            status = "error"
+            notes.append(SET_ASIDE)
+            operator += run.problems + ["pytest's output:\n" + run.log[-3000:]]
+        else:
             scores = score_run(run)
             missing = [m for m in workspace.missing if m in {p.id for p in scores}]
             if missing:
@@ -60,34 +85,45 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if run.timed_out:
                 notes.append(f"The submission's time limit ({limits.submission_seconds:g} s) was reached; "
                              "tests that had not run count as failed.")
-            if not run.collected:
-                notes.append("The test suite did not start; its output:\n" + run.log[-3000:])
     except SubmissionError as exc:
         notes.append(f"The submission could not be read: {exc}")
         status = "unreadable"
     except Exception:  # the grader's own failure must still leave a results.json
-        notes.append("The grader failed:\n" + traceback.format_exc())
+        notes.append(GRADER_FAILED)
+        operator.append(traceback.format_exc())
         status = "error"
     text = table(scores, notes)
     seconds = time.monotonic() - start
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results_json(scores, seconds=seconds, output=text), indent=1))
+    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text), indent=1))
+    for line in operator:
+        print(f"resource-grader [{submission}]: {line}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Readers see the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3}
 
 
-def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None) -> int:
-    graded = grade_submission(submission, out, limits, problems)
+def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers) -> int:
+    if not layers.sandboxed:
+        print(layers.describe())
+    graded = grade_submission(submission, out, limits, problems, layers)
     print(graded.text)
     print(f"\nresults written to {out}")
     return EXIT_STATUS[graded.status]
 
 
-def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int) -> int:
-    """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time: OUT/<name>/results.json
-    each, and OUT/grades.csv with one row per submission (a status column, never an aborted batch)."""
+def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers) -> int:
+    """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in the sandbox of
+    its job slot (its own uid): OUT/<name>/results.json each, and OUT/grades.csv with one row per submission
+    (a status column, never an aborted batch)."""
     if not folder.is_dir():
         raise SubmissionError(f"{folder} is not a folder of submissions")
     submissions = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
@@ -95,10 +131,21 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
     out.mkdir(parents=True, exist_ok=True)
     ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
+    slots: queue.Queue[int] = queue.Queue()
+    for slot in range(jobs):
+        slots.put(slot)
+
+    def in_a_slot(submission: Path) -> Graded:
+        slot = slots.get()
+        try:
+            return grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
+                                    slot)
+        finally:
+            slots.put(slot)
+
     rows = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each grading is its own processes; threads just wait
-        futures = {pool.submit(grade_submission, s, out / s.stem / "results.json", limits, problems): s
-                   for s in submissions}
+        futures = {pool.submit(in_a_slot, s): s for s in submissions}
         for done, future in enumerate(as_completed(futures), start=1):
             graded = future.result()
             by_id = {p.id: round(p.score, 2) for p in graded.scores}
@@ -123,6 +170,11 @@ def _add_common(command, defaults: Limits) -> None:
                          help="seconds per call into the submission")
     command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
                          help="address-space limit of the worker")
+    command.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto",
+                         help="auto: every layer this machine allows (see `resource-grader doctor`); user: the "
+                              "separate-user layer alone; none: no sandbox")
+    command.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
+                         help="the same as --sandbox none")
 
 
 def main(argv=None) -> int:
@@ -140,17 +192,29 @@ def main(argv=None) -> int:
                    help="submissions graded at once (default: half the cores; each uses two processes)")
     for command in (g, b):
         _add_common(command, Limits())
+    commands.add_parser("doctor", help="which sandbox layers are active on this machine, and why the others are not")
     options = parser.parse_args(argv)
+    if options.command == "doctor":
+        print(sandbox.doctor())
+        return 0
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
     if unknown:
         parser.error(f"unknown problem(s) {unknown}; known: {', '.join(registry.BY_ID)}")
     limits = Limits(options.time_limit, options.test_timeout, options.call_timeout, options.memory_mb)
+    layers = sandbox.detect(options.sandbox)
+    if options.sandbox == "user" and not layers.sandboxed:
+        parser.error(f"--sandbox user: the user layer is not available here: {layers.why_not['user']}")
     if options.command == "grade":
-        return grade(options.submission, options.out or _default_results_path(), limits, options.problem)
+        return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers)
     if options.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if not layers.sandboxed and options.sandbox != "none":
+        print(f"resource-grader batch: refusing to run other people's code without a sandbox. {layers.describe()}.\n"
+              "Run `resource-grader doctor` for what is missing, or pass --no-sandbox to grade without one.",
+              file=sys.stderr)
+        return 2
     try:
-        return batch(options.folder, options.out, limits, options.problem, options.jobs)
+        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers)
     except SubmissionError as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2

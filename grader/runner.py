@@ -2,12 +2,16 @@
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+OUTCOMES = ("passed", "failed", "skipped")
+NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
 
 
 @dataclass
@@ -26,23 +30,29 @@ class RunResult:
     timed_out: bool = False
     exit_code: int | None = None
     log: str = ""
+    problems: list[str] = field(default_factory=list)  # why the report cannot be trusted; empty when it can
 
 
-def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade") -> RunResult:
-    """pytest on the workspace's official tests against its `assignment/`, in isolated mode."""
+def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
+              sandbox: Path | None = None) -> RunResult:
+    """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
+    that `sandbox`, a grader.sandbox spec file, describes). The report is written into the workspace, which
+    the code under test can neither read nor write when it is sandboxed."""
     report = workspace / "report.jsonl"
-    command = [sys.executable, "-m", "pytest", "--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}",
-               f"--report={report}", "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
-               f"--timeout={limits.test_seconds:g}", f"--call-timeout={limits.call_seconds:g}",
-               f"--worker-memory-mb={limits.worker_memory_mb}", "tests"]
+    options = ["--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
+               "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", f"--timeout={limits.test_seconds:g}",
+               f"--call-timeout={limits.call_seconds:g}", f"--worker-memory-mb={limits.worker_memory_mb}"]
+    if sandbox:
+        options.append(f"--sandbox={sandbox}")
     if markers:
-        command += ["-m", markers]
+        options += ["-m", markers]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))}
-    env.update(PYTHONPATH=str(workspace), PYTHONDONTWRITEBYTECODE="1")
+    # the options travel in the environment, which only this user can read, not on the command line
+    env.update(PYTHONPATH=str(workspace), PYTHONDONTWRITEBYTECODE="1", PYTEST_ADDOPTS=shlex.join(options))
     result = RunResult()
     start = time.monotonic()
-    process = subprocess.Popen(command, cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         output, _ = process.communicate(timeout=limits.submission_seconds)
     except subprocess.TimeoutExpired:
@@ -52,11 +62,56 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     result.seconds = time.monotonic() - start
     result.exit_code = process.returncode
     result.log = output.decode(errors="replace")[-20_000:]
-    if report.exists():
-        for line in report.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            if "collected" in record:
-                result.collected = record["collected"]
-            else:
-                result.records[record["nodeid"]] = record
+    read_report(report, result)
     return result
+
+
+def read_report(report: Path, result: RunResult) -> None:
+    """Fill `result` from the report, and list in `result.problems` everything that makes it inconsistent:
+    a report that is not exactly one `collected` line, then at most one record per collected test, then
+    (unless the run was cut at the time limit) the `finished` line of a normal pytest exit."""
+    problems = result.problems
+    if not result.timed_out and result.exit_code not in NORMAL_EXITS:
+        problems.append(f"pytest exited with code {result.exit_code}")
+    lines = report.read_text(encoding="utf-8", errors="replace").splitlines() if report.exists() else []
+    finished, collected_ids = None, set()
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            problems.append(f"report line {number} is not JSON")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"report line {number} is not a record")
+        elif finished is not None:
+            problems.append(f"report line {number} comes after the run finished")
+        elif "collected" in record:
+            if number != 1 or not isinstance(record["collected"], list):
+                problems.append(f"report line {number}: a second or misplaced list of collected tests")
+            else:
+                result.collected = record["collected"]
+                collected_ids = {c.get("nodeid") for c in result.collected if isinstance(c, dict)}
+        elif "finished" in record:
+            finished = record["finished"]
+        elif record.get("outcome") == "error":
+            problems.append(f"the official tests did not load: {record.get('nodeid')}: {record.get('message')}")
+        else:
+            _check_record(record, number, result, collected_ids)
+    if not lines:
+        problems.append("the run left no report")
+    elif finished is None and not result.timed_out:
+        problems.append("the report ends before the run finished")
+    elif finished is not None and finished not in NORMAL_EXITS:
+        problems.append(f"pytest finished with status {finished}")
+
+
+def _check_record(record: dict, number: int, result: RunResult, collected_ids: set) -> None:
+    nodeid = record.get("nodeid")
+    if nodeid not in collected_ids:
+        result.problems.append(f"report line {number}: a record for {nodeid!r}, which was not collected")
+    elif nodeid in result.records:
+        result.problems.append(f"report line {number}: a second record for {nodeid!r}")
+    elif record.get("outcome") not in OUTCOMES or not isinstance(record.get("message"), str):
+        result.problems.append(f"report line {number}: a malformed record for {nodeid!r}")
+    else:
+        result.records[nodeid] = record

@@ -51,6 +51,8 @@ def pytest_addoption(parser):
                     help="isolated mode: seconds one call into the code under test may take (default 20)")
     group.addoption("--worker-memory-mb", type=int, default=0,
                     help="isolated mode: address-space limit of the worker in MiB (default: none)")
+    group.addoption("--sandbox", default=None, metavar="SPEC",
+                    help="isolated mode: start the worker in the sandbox that SPEC describes (set by the grader)")
     group.addoption("--mutant", default=None, metavar="PROBLEM:MISTAKE",
                     help="TAs: the reference with one catalogued mistake swapped in (see tests/mistakes/)")
     group.addoption("--meta", action="store_true", help="also collect tests/meta (the suite's own tests)")
@@ -102,15 +104,29 @@ def impl(request):
         raise pytest.UsageError("--mutant applies to the reference, in-process: use --impl reference")
     if options.impl == "reference" and not reference_available():
         pytest.skip("the reference solution is not installed here")
+    if options.sandbox and not options.isolated:
+        raise pytest.UsageError("--sandbox applies to isolated mode: add --isolated")
     if options.isolated:
+        sandbox = None
+        if options.sandbox:
+            from grader.sandbox import Spec
+
+            sandbox = Spec.load(options.sandbox)
         package = IsolatedPackage(options.impl, ROOT, call_timeout=options.call_timeout,
-                                  memory_limit_mb=options.worker_memory_mb)
+                                  memory_limit_mb=options.worker_memory_mb, sandbox=sandbox)
     else:
         overrides = _mutant_overrides(options.mutant) if options.mutant else None
         package = LocalPackage(options.impl, overrides)
     request.config._impl_package = package
     yield package
     package.close()
+
+
+@pytest.fixture
+def writable_dir(impl, tmp_path) -> Path:
+    """A folder where the code under test may write a file that the test then reads (the sandbox's home
+    when the grader runs it)."""
+    return impl.writable or tmp_path
 
 
 @pytest.fixture(scope="session")

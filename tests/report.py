@@ -89,6 +89,12 @@ class _Recorder:
         self.file.flush()
 
     @pytest.hookimpl
+    def pytest_sessionfinish(self, session, exitstatus):
+        """Last line: how pytest ended, so a reader can tell a finished run from a cut one."""
+        self.file.write(json.dumps({"finished": int(exitstatus)}) + "\n")
+        self.file.flush()
+
+    @pytest.hookimpl
     def pytest_collectreport(self, report):
         if report.failed:
             self.file.write(json.dumps({

@@ -221,12 +221,12 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 @pytest.mark.parametrize(("name", "dtype", "extra"), [("H100 SXM", BF16, [(3, 7), (10**4, 1)]),
                                                     ("A100", torch.float32, [(5 * 10**6, 9)])])
-def test_plot_roofline_writes_a_png(impl, tmp_path, name, dtype, extra):
+def test_plot_roofline_writes_a_png(impl, writable_dir, name, dtype, extra):
     # drawing takes a fraction of a second: two fixed cases (points far left and far right of the ridge)
     hw = HARDWARE[name]
     points = {"ReLU": OpCost(2**20, 4 * 2**20), "matmul 1024^3": OpCost(2 * 1024**3, 6 * 1024**2)}
     points.update({f"op {i}": OpCost(f, b) for i, (f, b) in enumerate(extra)})
-    path = tmp_path / "roofline.png"
+    path = writable_dir / "roofline.png"
     impl.roofline.plot_roofline(hw, points, str(path), dtype)
     assert path.exists(), f"plot_roofline(..., {str(path)!r}) wrote no file"
     assert path.read_bytes()[:8] == PNG_MAGIC, "the file is not a PNG"
@@ -270,8 +270,8 @@ def test_differential_roofline(impl, ref, sizes, dtype, cost, hw_dtype, intensit
                    what=call_text("min_compute_bound_batch", d, k, hw.name, hw_dt), source="reference")
 
 
-def test_roofline_demo_draws_with_the_package_under_test(impl, tmp_path):
-    path = tmp_path / "demo.png"
+def test_roofline_demo_draws_with_the_package_under_test(impl, writable_dir):
+    path = writable_dir / "demo.png"
     from tests.roofline_demo import lecture_points
 
     impl.roofline.plot_roofline(H100, lecture_points(impl.roofline, BF16), str(path), BF16)

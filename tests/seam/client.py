@@ -48,8 +48,9 @@ def rebuild_exception(error: dict) -> Exception:
 
 class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
-                 memory_limit_mb: int = 0, output_limit: int = 16_384):
+                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None):
         self.package, self.root = package, root
+        self.sandbox = sandbox  # a grader.sandbox.Spec: the worker starts inside it
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.memory_limit_mb = memory_limit_mb
         self.output = collections.deque(maxlen=output_limit)  # the last bytes the code under test printed
@@ -61,12 +62,16 @@ class Worker:
 
     # -- process management -------------------------------------------------------------------
     def _start(self) -> None:
-        command = [sys.executable, "-m", "tests.seam.worker", "--package", self.package]
+        root = Path(self.sandbox.tree) if self.sandbox else self.root
+        command = [sys.executable, "-m", "tests.seam.worker", "--package", self.package, "--root", str(root)]
         if self.memory_limit_mb:
             command += ["--memory-limit-mb", str(self.memory_limit_mb)]
-        env = dict(os.environ, PYTHONPATH=str(self.root), PYTHONDONTWRITEBYTECODE="1")
+        if self.sandbox:
+            command, env, cwd = self.sandbox.command(command), self.sandbox.env(), self.sandbox.home
+        else:
+            env, cwd = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"), root
         self.process = subprocess.Popen(
-            command, cwd=self.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,
         )
         self._buffer = b""
@@ -83,12 +88,15 @@ class Worker:
         return bytes(self.output).decode(errors="replace")
 
     def kill(self) -> None:
+        """Kill the worker and every process it started, those that left its process group too."""
         if self.process and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.process.wait()
+        if self.sandbox:
+            self.sandbox.kill_all()
         self.process = None
 
     close = kill
@@ -208,6 +216,8 @@ class IsolatedPackage:
         self.name = name
         self.isolated = True
         self.worker = Worker(name, root, **worker_options)
+        sandbox = worker_options.get("sandbox")
+        self.writable = Path(sandbox.home) if sandbox else None  # where the code under test may write files
 
     def __getattr__(self, module: str):
         if module not in PROBLEM_MODULES:

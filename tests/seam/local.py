@@ -18,6 +18,7 @@ class LocalPackage:
         self.name = name
         self._on_import = on_import
         self.isolated = False
+        self.writable = None  # anywhere: the code under test runs as this process
         self._overrides = overrides or {}
         self._modules: dict[str, types.ModuleType] = {}
 

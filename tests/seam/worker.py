@@ -20,7 +20,8 @@ SCENARIO_PREFIX = "tests.scenarios."
 
 
 class _Blocker(importlib.abc.MetaPathFinder):
-    """Refuses imports of the packages student code must not reach (the reference, the grader)."""
+    """Refuses new imports of the packages student code must not reach (the reference, the grader, the tests:
+    the worker's own modules from tests/ are imported before the code under test)."""
 
     def __init__(self, blocked: tuple[str, ...]):
         self.blocked = blocked
@@ -104,10 +105,22 @@ class Server:
             self.send(reply)
 
 
+def import_scenarios() -> None:
+    """The worker's modules from tests/, imported while no student code has run yet."""
+    import pkgutil
+
+    import tests.scenarios
+    from tests.seam import codec, local, protocol  # noqa: F401
+
+    for module in pkgutil.iter_modules(tests.scenarios.__path__):
+        importlib.import_module(SCENARIO_PREFIX + module.name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", required=True, choices=["assignment", "reference"])
     parser.add_argument("--memory-limit-mb", type=int, default=0)
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="where the package under test must come from")
     options = parser.parse_args()
 
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -116,13 +129,15 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
 
-    root = Path.cwd().resolve()
-    if options.package == "assignment":
-        sys.meta_path.insert(0, _Blocker(("reference", "grader")))
+    root = options.root.resolve()
     from jaxtyping import install_import_hook
 
     install_import_hook([options.package], "beartype.beartype")
     import torch  # noqa: F401 - imported before any limit, and before the code under test
+
+    import_scenarios()
+    if options.package == "assignment":
+        sys.meta_path.insert(0, _Blocker(("reference", "grader", "tests")))
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):

@@ -1,0 +1,359 @@
+"""The sandbox that student code runs in while it is graded, made of operating-system boundaries.
+
+The grader opens one `Sandbox` per submission; the test process starts every worker through its `Spec`
+(tests/seam/client.py). Layers, read top to bottom, each on where the machine allows it
+(`resource-grader doctor` says which are and why):
+
+1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps
+2. user        grader is root  a uid/gid of its own per grading slot, no supplementary groups, at most
+                               MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
+                               signal, trace or read the grader's processes, nor open its private files
+3. namespaces  bwrap works     new pid, ipc, net, uts and mount namespaces: the worker sees only the
+                               interpreter, its libraries, the worker's code (read-only) and its home;
+                               no network; its whole process tree dies with the namespace
+4. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
+                               (user layer) whatever its uid left in the shared temporary folders
+
+The folders of one grading, under one temporary folder that others may cross but not list:
+
+    private/   0700, the grader's user only: the official tree with the reference, the report, the spec
+    worker/    read-only to the worker: the student's modules, the given code, the seam, the scenarios
+    home/      the worker's cwd, HOME and TMPDIR, and the only place it may write (a size-bounded
+               tmpfs where the grader may mount one)
+"""
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from grader import OFFICIAL_ROOT
+
+UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # slot k grades as uid UID_BASE + k
+MAX_PROCESSES = 128  # processes and threads of the sandbox's uid (torch's thread pools fit in it)
+FILE_BYTES = 64 * 2**20  # the largest file the worker may write
+OPEN_FILES = 512
+HOME_TMPFS = "size=256m,nr_inodes=4096"  # the home's space and number of files, where it can be mounted
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # writable by every user
+PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")
+# What the worker needs of the official tree (everything else stays private): see tests/seam/worker.py.
+WORKER_FILES = ("assignment", "tests/__init__.py", "tests/registry.py", "tests/seam", "tests/scenarios")
+# Folders of the installation that hold solutions: never readable by the sandbox's user.
+SECRETS = ("reference", "tests/mistakes", ".git", "build")
+
+
+# -- 1. limits, 2. user, 3. namespaces: the command that starts a worker --------------------------------
+
+@dataclass
+class Spec:
+    """How to start a worker in one grading's sandbox; the grader writes it as JSON for the test process."""
+
+    layers: list[str]  # "user", "namespaces"
+    home: str
+    tree: str
+    uid: int | None = None
+    cpu_seconds: int = 600
+    binds: list[str] = field(default_factory=list)  # read-only, at the same path (namespaces)
+    masks: list[str] = field(default_factory=list)  # secret folders inside binds, hidden under an empty tmpfs
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Spec":
+        return cls(**json.loads(Path(path).read_text()))
+
+    def command(self, argv: list[str]) -> list[str]:
+        limits = [f"--fsize={FILE_BYTES}", f"--cpu={self.cpu_seconds}", f"--nofile={OPEN_FILES}", "--core=0"]
+        if "user" in self.layers:  # the process count is per uid: only meaningful for a uid of its own
+            limits.append(f"--nproc={MAX_PROCESSES}")
+        argv = ["prlimit", *limits, "--", *argv]
+        if "user" in self.layers:
+            argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--no-new-privs",
+                    "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+        if "namespaces" in self.layers:
+            argv = ["bwrap", *self._bwrap_options(), "--", *argv]
+        return argv
+
+    def env(self) -> dict[str, str]:
+        """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
+        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+        env.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=self.home, TMPDIR=self.home,
+                   MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+        return env
+
+    def _bwrap_options(self) -> list[str]:
+        options = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                   "--hostname", "sandbox", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc"]
+        for link in ("/bin", "/lib", "/lib64", "/sbin"):
+            if os.path.islink(link):
+                options += ["--symlink", os.readlink(link), link]
+        mounted = [*self.binds, self.tree, self.home]
+        for folder in sorted({str(a) for p in mounted for a in Path(p).parents} - {"/"}, key=len):
+            if not any(folder == b or folder.startswith(b.rstrip("/") + "/") for b in self.binds):
+                options += ["--perms", "0755", "--dir", folder]  # bwrap would make them 0700: closed to the worker
+        for path in self.binds:
+            options += ["--ro-bind", path, path]
+        for path in self.masks:
+            options += ["--tmpfs", path]
+        return options + ["--ro-bind", self.tree, self.tree, "--bind", self.home, self.home, "--chdir", self.home]
+
+    def kill_all(self) -> None:
+        """Kill every process of the sandbox's uid, those that left the worker's process group included."""
+        if "user" in self.layers:
+            kill_uid(self.uid)
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of `uid`: a child that becomes `uid` and signals -1 reaches exactly those."""
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            for _ in range(200):
+                os.kill(-1, signal.SIGKILL)  # every process this uid may signal, except the caller
+                time.sleep(0.005)
+        except ProcessLookupError:  # none left
+            os._exit(0)
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+
+
+def processes_of(uid: int) -> list[int]:
+    """The live (not zombie) processes whose real uid is `uid`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
+            found.append(int(pid))
+    return found
+
+
+def _interpreter_paths() -> list[str]:
+    """What the worker's interpreter needs, read-only: system libraries, Python, its site-packages."""
+    paths = {"/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+             sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             str(Path(os.path.realpath(sys.executable)).parent.parent), sysconfig.get_paths()["purelib"],
+             sysconfig.get_paths()["platlib"]}
+    kept = sorted(p for p in paths if os.path.exists(p))
+    return [p for p in kept if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in kept)]
+
+
+def _secret_paths() -> list[str]:
+    """Folders holding solutions, wherever this installation keeps them (an installed `reference` too)."""
+    import importlib.util
+
+    found = {str(OFFICIAL_ROOT / s) for s in SECRETS}
+    spec = importlib.util.find_spec("reference")
+    if spec is not None and spec.submodule_search_locations:
+        found.update(spec.submodule_search_locations)
+    return sorted(p for p in found if os.path.exists(p))
+
+
+# -- which layers this machine allows -----------------------------------------------------------------
+
+@dataclass
+class Layers:
+    active: tuple[str, ...]
+    why_not: dict[str, str]  # layer -> why it is off
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sandboxed(self) -> bool:
+        return bool(self.active)
+
+    def describe(self) -> str:
+        if not self.active:
+            return "no sandbox: the submission runs as this user (" + "; ".join(self.why_not.values()) + ")"
+        return "sandbox: " + " + ".join(["limits", *self.active])
+
+
+PROBE = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
+_detected: dict[str, Layers] = {}
+
+
+def detect(mode: str = "auto") -> Layers:
+    """The strongest combination of layers that starts a worker's interpreter here. `mode`: auto, user
+    (the user layer alone, as on a machine without namespaces), none."""
+    if mode not in _detected:
+        _detected[mode] = _detect(mode)
+    return _detected[mode]
+
+
+def _detect(mode: str) -> Layers:
+    why_not: dict[str, str] = {}
+    if mode == "none":
+        return Layers((), {"user": "--no-sandbox", "namespaces": "--no-sandbox"})
+    missing = [tool for tool in ("prlimit", "setpriv", "bwrap") if shutil.which(tool) is None]
+    if os.geteuid() != 0:
+        why_not["user"] = "the grader is not root, so it cannot run the submission as another user"
+    elif {"prlimit", "setpriv"} & set(missing):
+        why_not["user"] = "prlimit or setpriv not found (Debian/Ubuntu package util-linux)"
+    elif (problem := _uid_problem(UID_BASE)) is not None:
+        why_not["user"] = problem
+    if mode == "user":
+        why_not["namespaces"] = "switched off (--sandbox user)"
+    elif "bwrap" in missing:
+        why_not["namespaces"] = "bwrap not found (Debian/Ubuntu package bubblewrap)"
+    candidates = [c for c in (("user", "namespaces"), ("user",), ("namespaces",))
+                  if not set(c) & set(why_not) and (os.geteuid() != 0 or "user" in c)]
+    for layers in candidates:
+        failure = _probe(layers)
+        if failure is None:
+            return Layers(layers, why_not, _notes(layers))
+        for layer in layers:
+            why_not.setdefault(layer, f"a worker could not start with {' + '.join(layers)}: {failure}")
+    return Layers((), why_not)
+
+
+def _uid_problem(uid: int) -> str | None:
+    try:
+        return f"uid {uid} belongs to user {pwd.getpwuid(uid).pw_name!r} (set RA_SANDBOX_UID_BASE)"
+    except KeyError:
+        return None
+
+
+def _probe(layers: tuple[str, ...]) -> str | None:
+    with tempfile.TemporaryDirectory(prefix="ra-probe-") as tmp:
+        spec = Spec(list(layers), home=tmp, tree=tmp, uid=UID_BASE, binds=_interpreter_paths())
+        os.chmod(tmp, 0o755)
+        done = subprocess.run(spec.command([sys.executable, "-c", PROBE]), env=spec.env(), cwd=tmp,
+                              capture_output=True, timeout=60)
+    if done.returncode == 0:
+        return None
+    why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+    private = _private_ancestor()
+    return why + (f" ({private} is closed to other users)" if private and "namespaces" not in layers else "")
+
+
+def _private_ancestor() -> str | None:
+    """The first folder on the way to the interpreter or its libraries that other users cannot cross."""
+    for target in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix):
+        for folder in reversed(Path(target).parents):
+            if not os.stat(folder).st_mode & 0o001:
+                return str(folder)
+    return None
+
+
+def _notes(layers: tuple[str, ...]) -> list[str]:
+    notes = []
+    if "user" in layers and "namespaces" not in layers:
+        for secret in _secret_paths():
+            notes.append(f"{secret}: made private to the grader's user (mode 0700) while grading")
+    return notes
+
+
+# -- one grading's sandbox, and its teardown ----------------------------------------------------------
+
+class Sandbox:
+    """The folders, uid and teardown of one grading: `with Sandbox(layers, slot) as box: ...`."""
+
+    def __init__(self, layers: Layers, slot: int = 0, cpu_seconds: float = 600):
+        self.layers, self.slot, self.cpu_seconds = layers, slot, int(cpu_seconds) + 1
+        self.uid = UID_BASE + slot if "user" in layers.active else None
+        self.mounted = False
+        self.problems: list[str] = []  # teardown failures, for the operator's log
+
+    def __enter__(self) -> "Sandbox":
+        self.top = Path(tempfile.mkdtemp(prefix="ra-grade-"))
+        os.chmod(self.top, 0o711)
+        self.private, self.tree, self.home = self.top / "private", self.top / "worker", self.top / "home"
+        self.private.mkdir(mode=0o700)
+        self.tree.mkdir(mode=0o755)
+        self.home.mkdir(mode=0o700)
+        if self.uid is not None:
+            if processes_of(self.uid):
+                raise RuntimeError(f"uid {self.uid} (sandbox slot {self.slot}) still has processes")
+            self.mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"{HOME_TMPFS},mode=0700,nosuid,nodev",
+                                           "ra-sandbox", str(self.home)], capture_output=True).returncode == 0
+            os.chown(self.home, self.uid, self.uid)
+            if "namespaces" not in self.layers.active:
+                for secret in _secret_paths():
+                    os.chmod(secret, os.stat(secret).st_mode & 0o700)
+        return self
+
+    def expose(self, workspace: Path) -> None:
+        """Copy what the worker needs from the grading workspace into its read-only tree."""
+        for entry in WORKER_FILES:
+            source, target = workspace / entry, self.tree / entry
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+            if source.is_dir():
+                shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(source, target)
+
+    def spec(self) -> Path:
+        """The spec file (in private/) that the test process is given."""
+        binds = _interpreter_paths()
+        masks = [s for s in _secret_paths() if any(s.startswith(b.rstrip("/") + "/") for b in binds)]
+        spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
+                    binds, masks)
+        path = self.private / "sandbox.json"
+        path.write_text(json.dumps(asdict(spec)))
+        return path
+
+    def __exit__(self, *exc) -> None:
+        self.teardown()
+
+    def teardown(self) -> None:
+        """Kill every process of the sandbox, then remove everything it could have written."""
+        if self.uid is not None:
+            kill_uid(self.uid)
+            deadline = time.monotonic() + 10
+            while (alive := processes_of(self.uid)) and time.monotonic() < deadline:
+                kill_uid(self.uid)
+                time.sleep(0.05)
+            if alive:
+                self.problems.append(f"processes of uid {self.uid} survived the teardown: {alive}")
+        if self.mounted and subprocess.run(["umount", "--lazy", str(self.home)], capture_output=True).returncode:
+            self.problems.append(f"could not unmount {self.home}")
+        shutil.rmtree(self.top, onerror=lambda _f, path, e: self.problems.append(f"could not remove {path}: {e[1]}"))
+        if self.uid is not None:
+            for folder in SHARED_TMP:
+                self._remove_owned(Path(folder))
+
+    def _remove_owned(self, folder: Path) -> None:
+        """Remove what the sandbox's uid left in a folder that every user may write to."""
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != self.uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError as exc:
+                self.problems.append(f"could not remove {entry.path}: {exc}")
+
+
+def doctor() -> str:
+    """Which layers are active on this machine, and why the others are not."""
+    layers = detect()
+    rows = [f"{'limits':<11} on   files <= {FILE_BYTES >> 20} MiB, CPU time <= the time limit, "
+            f"{OPEN_FILES} open files, no core dumps"]
+    for layer, on_text in [("user", f"uid {UID_BASE} + slot, no groups, <= {MAX_PROCESSES} processes, "
+                                    "scrubbed environment, private home"),
+                           ("namespaces", "bwrap: own pid/ipc/net/uts/mount namespaces, read-only view, no network")]:
+        state = "on " if layer in layers.active else "off"
+        rows.append(f"{layer:<11} {state}  {on_text if layer in layers.active else layers.why_not.get(layer, '')}")
+    rows += [f"{'':<16}{note}" for note in layers.notes]
+    rows.append("")
+    rows.append(layers.describe())
+    rows.append("batch (other people's code): " + ("allowed" if layers.sandboxed else "refused without --no-sandbox"))
+    return "\n".join(rows)
