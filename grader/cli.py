@@ -192,10 +192,11 @@ def main(argv=None) -> int:
                    help="submissions graded at once (default: half the cores; each uses two processes)")
     for command in (g, b):
         _add_common(command, Limits())
-    commands.add_parser("doctor", help="which sandbox layers are active on this machine, and why the others are not")
+    d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
+    d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
     options = parser.parse_args(argv)
     if options.command == "doctor":
-        print(sandbox.doctor())
+        print(sandbox.doctor(options.sandbox))
         return 0
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
     if unknown:

@@ -251,7 +251,7 @@ def _notes(layers: tuple[str, ...]) -> list[str]:
     notes = []
     if "user" in layers and "namespaces" not in layers:
         for secret in _secret_paths():
-            notes.append(f"{secret}: made private to the grader's user (mode 0700) while grading")
+            notes.append(f"{secret}: made private to the grader's user (mode 0700)")
     return notes
 
 
@@ -342,9 +342,9 @@ class Sandbox:
                 self.problems.append(f"could not remove {entry.path}: {exc}")
 
 
-def doctor() -> str:
+def doctor(mode: str = "auto") -> str:
     """Which layers are active on this machine, and why the others are not."""
-    layers = detect()
+    layers = detect(mode)
     rows = [f"{'limits':<11} on   files <= {FILE_BYTES >> 20} MiB, CPU time <= the time limit, "
             f"{OPEN_FILES} open files, no core dumps"]
     for layer, on_text in [("user", f"uid {UID_BASE} + slot, no groups, <= {MAX_PROCESSES} processes, "
