@@ -93,10 +93,7 @@ class Spec:
         for link in ("/bin", "/lib", "/lib64", "/sbin"):
             if os.path.islink(link):
                 options += ["--symlink", os.readlink(link), link]
-        mounted = [*self.binds, self.tree, self.home]
-        for folder in sorted({str(a) for p in mounted for a in Path(p).parents} - {"/"}, key=len):
-            if not any(folder == b or folder.startswith(b.rstrip("/") + "/") for b in self.binds):
-                options += ["--perms", "0755", "--dir", folder]  # bwrap would make them 0700: closed to the worker
+        options += open_folders([*self.binds, self.tree, self.home], below=["/"], except_in=self.binds)
         for path in self.binds:
             options += ["--ro-bind", path, path]
         for path in self.masks:
@@ -107,6 +104,21 @@ class Spec:
         """Kill every process of the sandbox's uid, those that left the worker's process group included."""
         if "user" in self.layers:
             kill_uid(self.uid)
+
+
+def _inside(path: str, folders: list[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def open_folders(mounted: list[str], below: list[str], except_in: list[str]) -> list[str]:
+    """bwrap options that create, open to every user, the folders on the way to each mounted path that lie
+    strictly inside `below` and not inside `except_in` (bwrap would make them mode 0700, closed to others)."""
+    folders = {str(a) for p in mounted for a in Path(p).parents if _inside(str(a), below) and str(a) not in below}
+    options = []
+    for folder in sorted(folders, key=len):
+        if not _inside(folder, except_in):
+            options += ["--perms", "0755", "--dir", folder]
+    return options
 
 
 def kill_uid(uid: int) -> None:
@@ -297,7 +309,7 @@ class Sandbox:
     def spec(self) -> Path:
         """The spec file (in private/) that the test process is given."""
         binds = _interpreter_paths()
-        masks = [s for s in _secret_paths() if any(s.startswith(b.rstrip("/") + "/") for b in binds)]
+        masks = [s for s in _secret_paths() if _inside(s, binds)]
         spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
                     binds, masks)
         path = self.private / "sandbox.json"
@@ -323,6 +335,21 @@ class Sandbox:
         if self.uid is not None:
             for folder in SHARED_TMP:
                 self._remove_owned(Path(folder))
+            self._remove_ipc()
+
+    def _remove_ipc(self) -> None:
+        """Remove the System V shared memory, semaphores and message queues of the sandbox's uid: they
+        outlive processes (with the namespaces layer, they die with the ipc namespace)."""
+        for kind, flag, key in (("shm", "-m", "shmid"), ("sem", "-s", "semid"), ("msg", "-q", "msqid")):
+            try:
+                header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+            except (OSError, ValueError):
+                continue
+            for row in rows:
+                values = dict(zip(header.split(), row.split(), strict=False))
+                if int(values["cuid"]) == self.uid or int(values["uid"]) == self.uid:
+                    if subprocess.run(["ipcrm", flag, values[key]], capture_output=True).returncode:
+                        self.problems.append(f"could not remove System V {kind} {values[key]}")
 
     def _remove_owned(self, folder: Path) -> None:
         """Remove what the sandbox's uid left in a folder that every user may write to."""

@@ -68,6 +68,12 @@ def leftovers() -> list[str]:
             if MARK in entry.name or entry.name.startswith("ra-grade-") or \
                     entry.stat(follow_symlinks=False).st_uid in uids:
                 found.append(entry.path)
+    for kind in ("shm", "sem", "msg"):
+        header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        for row in rows:
+            values = dict(zip(header.split(), row.split(), strict=False))
+            if int(values["uid"]) in uids:
+                found.append(f"System V {kind}: {row.split()[:3]}")
     return found
 
 
@@ -118,12 +124,13 @@ def reachable_view(paths: list[Path]) -> list[str]:
                 closed.add(str(folder))
                 break
     options = ["--dev-bind", "/", "/"]
-    for folder in sorted(closed, key=len):
-        if not any(folder.startswith(c + "/") for c in closed):
-            options += ["--perms", "0755", "--tmpfs", folder]
-    for path in paths:
-        if any(str(path).startswith(c + "/") for c in closed):
-            options += ["--bind", str(path), str(path)]
+    tops = [c for c in sorted(closed, key=len) if not any(c.startswith(o + "/") for o in closed)]
+    for folder in tops:
+        options += ["--perms", "0755", "--tmpfs", folder]
+    inside = [str(p) for p in paths if any(str(p).startswith(t + "/") for t in tops)]
+    options += sandbox.open_folders(inside, below=tops, except_in=inside)
+    for path in inside:
+        options += ["--bind", path, path]
     return options
 
 
