@@ -14,8 +14,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,plot]'
 	touch $(STAMP)
 
-.PHONY: venv test lint reference meta grade bench
+.PHONY: venv sandbox test lint reference meta grade bench doctor
 venv: $(STAMP)
+
+# The grader's namespaces layer needs bubblewrap (Debian/Ubuntu): installed here when root and missing.
+sandbox:
+	@if ! command -v bwrap >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	  else echo "bubblewrap is not installed: the grader's namespaces layer is off (make doctor)"; fi; fi
+
+doctor: $(STAMP)
+	$(BIN)/resource-grader doctor
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -24,12 +34,12 @@ reference: $(STAMP)
 	$(BIN)/pytest --impl reference -q
 	$(BIN)/pytest --impl reference --isolated -q
 
-meta: $(STAMP)
+meta: $(STAMP) sandbox
 	$(BIN)/pytest --meta tests/meta -q
 
 test: lint reference meta
 
-grade: $(STAMP)
+grade: $(STAMP) sandbox
 	$(BIN)/resource-grader grade $(SUBMISSION)
 
 bench: $(STAMP)

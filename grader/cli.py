@@ -130,6 +130,11 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     if not submissions:
         raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
     out.mkdir(parents=True, exist_ok=True)
+    if "user" in layers.active and "namespaces" not in layers.active:
+        for private in (folder, out):  # a worker sees every file that other users may read
+            os.chmod(private, os.stat(private).st_mode & 0o700)
+            print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
+                  "so that no submission reads another's files or results", file=sys.stderr)
     ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
     slots: queue.Queue[int] = queue.Queue()
     for slot in range(jobs):

@@ -112,24 +112,20 @@ def build_corpus(folder: Path, listener: str) -> None:
     shutil.copy(ROOT / "reference" / "flops.py", folder / REFERENCE / "flops.py")
 
 
-def reachable_view(paths: list[Path]) -> list[str]:
-    """bwrap options (run as root) for a view of this file system in which every path in `paths` can be
-    reached by any user: the topmost folder on each way that others cannot cross is replaced by an empty
-    one that they can, and the path is bound back into it. Nothing else changes (same pid namespace, the
-    same /tmp), so the grader inside runs as it would on a machine where the installation is readable."""
-    closed = set()
+def machine_view(installation: list[Path]) -> list[str]:
+    """bwrap options (run as root) for a view of this machine as a Gradescope container would be: the
+    system, the shared temporary folders and this installation, readable by any user, and nothing else (no
+    other checkout of the project, no home folders). Folders on the way to the installation that others
+    cannot cross are made crossable in the view. Same pid namespace, the real /tmp, so the test sees what
+    the grader leaves."""
+    options = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--dev-bind", "/dev", "/dev",
+               "--proc", "/proc", "--bind", "/tmp", "/tmp", "--bind", "/var/tmp", "/var/tmp", "--bind", "/run", "/run"]
+    for link in ("/bin", "/lib", "/lib64", "/sbin"):
+        if os.path.islink(link):
+            options += ["--symlink", os.readlink(link), link]
+    paths = [str(p) for p in installation if not str(p).startswith(("/usr/", "/tmp/"))]
+    options += sandbox.open_folders(paths, below=["/"], except_in=paths)
     for path in paths:
-        for folder in reversed(path.parents):
-            if not os.stat(folder).st_mode & 0o001:
-                closed.add(str(folder))
-                break
-    options = ["--dev-bind", "/", "/"]
-    tops = [c for c in sorted(closed, key=len) if not any(c.startswith(o + "/") for o in closed)]
-    for folder in tops:
-        options += ["--perms", "0755", "--tmpfs", folder]
-    inside = [str(p) for p in paths if any(str(p).startswith(t + "/") for t in tops)]
-    options += sandbox.open_folders(inside, below=tops, except_in=inside)
-    for path in inside:
         options += ["--bind", path, path]
     return options
 
@@ -143,7 +139,7 @@ def run_grader(args: list[str], *, as_uid: int | None = None, view: bool = False
     if as_uid is not None:
         command = ["setpriv", f"--reuid={as_uid}", f"--regid={as_uid}", "--clear-groups", "--", *command]
     if view:
-        command = ["bwrap", *reachable_view(installation()), "--", *command]
+        command = ["bwrap", *machine_view(installation()), "--", *command]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))}
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=timeout, check=False)
 
@@ -173,7 +169,7 @@ def available(mode: str) -> str | None:
         return "the corpus runs the grader as root, as Gradescope and CI do"
     if mode == "user":
         if shutil.which("bwrap") is None:
-            return "bwrap is needed to give the user layer a readable view of this installation"
+            return "bwrap is needed to give the user layer a clean view of this machine"
         probe = run_grader(["doctor", "--sandbox", "user"], view=True, timeout=120)
         doctor = probe.stdout.decode(errors="replace")
         return None if "sandbox: limits + user" in doctor else doctor + probe.stderr.decode(errors="replace")
@@ -186,7 +182,7 @@ def corpus(request, tmp_path_factory):
     why = available(request.param)
     if why:
         pytest.skip(f"--sandbox {request.param} is not available here: {why}")
-    tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-"))  # outside pytest's private tmp: the view binds it
+    tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-"))  # outside pytest's private tmp: the view shows it
     os.chmod(tmp, 0o755)
     try:
         run = run_corpus(tmp, request.param)
