@@ -55,11 +55,12 @@ def snapshot() -> tuple[dict, dict]:
     return tree_digest(ROOT, contents=True), tree_digest(Path(sys.prefix), contents=False)
 
 
-def leftovers() -> list[str]:
-    """Files of a grading anywhere they could be left: the shared temporary folders, by name and by owner."""
+def leftovers(tmp: Path) -> list[str]:
+    """Files of a grading anywhere they could be left: the shared temporary folders (`tmp` for /tmp), by name
+    and by owner."""
     uids = {sandbox.UID_BASE + slot for slot in range(JOBS)}
     found = []
-    for folder in sandbox.SHARED_TMP:
+    for folder in [str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -112,19 +113,38 @@ def build_corpus(folder: Path, listener: str) -> None:
     shutil.copy(ROOT / "reference" / "flops.py", folder / REFERENCE / "flops.py")
 
 
-def machine_view(installation: list[Path]) -> list[str]:
-    """bwrap options (run as root) for a view of this machine as a Gradescope container would be: the
-    system, the shared temporary folders and this installation, readable by any user, and nothing else (no
-    other checkout of the project, no home folders). Folders on the way to the installation that others
-    cannot cross are made crossable in the view. Same pid namespace, the real /tmp, so the test sees what
-    the grader leaves."""
+class MachineView:
+    """A view of this machine as a Gradescope container is (bwrap options, run as root): the system, this
+    installation, readable by any user, a /tmp of its own (the host folder `tmp`, so the test sees what the
+    grader leaves there) and nothing else: no other copy of the project, no home folders. The folders on
+    the way to the installation that others cannot cross are made crossable. Same pid namespace."""
+
+    def __init__(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix="ra-machine-"))
+        os.chmod(self.tmp, 0o1777)
+
+    def inside(self, path: Path) -> str:
+        return str(Path("/tmp") / path.relative_to(self.tmp))
+
+    def options(self) -> list[str]:
+        return machine_view(installation(), self.tmp)
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def machine_view(installation: list[Path], tmp: Path) -> list[str]:
     options = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--dev-bind", "/dev", "/dev",
-               "--proc", "/proc", "--bind", "/tmp", "/tmp", "--bind", "/var/tmp", "/var/tmp", "--bind", "/run", "/run"]
+               "--proc", "/proc", "--bind", str(tmp), "/tmp", "--bind", "/var/tmp", "/var/tmp",
+               "--bind", "/run", "/run"]
     for link in ("/bin", "/lib", "/lib64", "/sbin"):
         if os.path.islink(link):
             options += ["--symlink", os.readlink(link), link]
-    paths = [str(p) for p in installation if not str(p).startswith(("/usr/", "/tmp/"))]
-    options += sandbox.open_folders(paths, below=["/"], except_in=paths)
+    paths = [str(p) for p in installation if not str(p).startswith("/usr/")]
+    opened = sandbox.open_folders(paths, below=["/"], except_in=paths)
+    for i in range(0, len(opened), 4):  # ["--perms", "0755", "--dir", folder]: all but the view's own /tmp
+        if opened[i + 3] != "/tmp":
+            options += opened[i : i + 4]
     for path in paths:
         options += ["--bind", path, path]
     return options
@@ -134,23 +154,26 @@ def installation() -> list[Path]:
     return [ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent]
 
 
-def run_grader(args: list[str], *, as_uid: int | None = None, view: bool = False, timeout: float = 1500):
+def run_grader(args: list[str], *, as_uid: int | None = None, view: MachineView | None = None,
+               timeout: float = 1500, cwd: Path = ROOT):
     command = [sys.executable, "-m", "grader", *args]
     if as_uid is not None:
         command = ["setpriv", f"--reuid={as_uid}", f"--regid={as_uid}", "--clear-groups", "--", *command]
     if view:
-        command = ["bwrap", *machine_view(installation()), "--", *command]
+        inside = view.inside(cwd) if cwd.is_relative_to(view.tmp) else str(cwd)
+        command = ["bwrap", *view.options(), "--chdir", inside, "--", *command]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))}
-    return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=timeout, check=False)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False)
 
 
-def run_corpus(tmp: Path, mode: str) -> dict:
+def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     before = snapshot()
     listener = Listener()
     build_corpus(tmp / "submissions", listener.address)
     out = tmp / "grades"
-    done = run_grader(["batch", str(tmp / "submissions"), "--out", str(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=mode == "user")
+    where = view.inside if view else str
+    done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
+                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view)
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
@@ -159,33 +182,43 @@ def run_corpus(tmp: Path, mode: str) -> dict:
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
         "alive": {slot: sandbox.processes_of(sandbox.UID_BASE + slot) for slot in range(JOBS)},
-        "leftovers": leftovers(), "before": before, "after": snapshot(), "connections": listener.connections,
+        "leftovers": leftovers(view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
+        "connections": listener.connections,
     }
 
 
-def available(mode: str) -> str | None:
+def available(mode: str, view: MachineView | None = None) -> str | None:
     """Why the corpus cannot run in this mode here, or None."""
     if os.geteuid() != 0:
         return "the corpus runs the grader as root, as Gradescope and CI do"
     if mode == "user":
         if shutil.which("bwrap") is None:
             return "bwrap is needed to give the user layer a clean view of this machine"
-        probe = run_grader(["doctor", "--sandbox", "user"], view=True, timeout=120)
+        probe = run_grader(["doctor", "--sandbox", "user"], view=view, timeout=120)
         doctor = probe.stdout.decode(errors="replace")
         return None if "sandbox: limits + user" in doctor else doctor + probe.stderr.decode(errors="replace")
     layers = sandbox.detect(mode)
     return None if layers.sandboxed else layers.describe()
 
 
+@pytest.fixture(scope="module")
+def view():
+    view = MachineView()
+    yield view
+    view.close()
+
+
 @pytest.fixture(scope="module", params=["auto", "user"])
-def corpus(request, tmp_path_factory):
-    why = available(request.param)
+def corpus(request, view):
+    """The corpus graded with every layer on this machine, and with the user layer alone in a clean view."""
+    why = available(request.param, view)
     if why:
         pytest.skip(f"--sandbox {request.param} is not available here: {why}")
-    tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-"))  # outside pytest's private tmp: the view shows it
+    in_view = view if request.param == "user" else None
+    tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-", dir=view.tmp if in_view else None))
     os.chmod(tmp, 0o755)
     try:
-        run = run_corpus(tmp, request.param)
+        run = run_corpus(tmp, request.param, in_view)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     run["mode"] = request.param
@@ -239,28 +272,34 @@ ORDINARY_UID = sandbox.UID_BASE + 100
 
 
 @pytest.fixture(scope="module")
-def ordinary_user():
-    why = available("user")
+def ordinary_user(view):
+    why = available("user", view)
     if why:
         pytest.skip(f"cannot drop to an ordinary user with a readable installation here: {why}")
-    tmp = Path(tempfile.mkdtemp(prefix="ra-ordinary-"))
+    tmp = Path(tempfile.mkdtemp(prefix="ra-ordinary-", dir=view.tmp))
     os.chmod(tmp, 0o755)
+    # their own checkout (the grader is run from it), using this virtual environment
+    shutil.copytree(ROOT, tmp / "checkout", ignore=shutil.ignore_patterns(".venv", ".git", *CACHES))
     (tmp / "submission").mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", tmp / "submission" / "flops.py")
-    os.chown(tmp, ORDINARY_UID, ORDINARY_UID)
+    for folder, dirs, files in os.walk(tmp):
+        for name in [folder, *[os.path.join(folder, n) for n in dirs + files]]:
+            os.chown(name, ORDINARY_UID, ORDINARY_UID)
     yield tmp
     shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.parametrize("mode", ["auto", "none"])
-def test_an_ordinary_user_grades_their_own_work(ordinary_user, mode):
+def test_an_ordinary_user_grades_their_own_work(view, ordinary_user, mode):
     out = ordinary_user / f"results-{mode}.json"
-    done = run_grader(["grade", str(ordinary_user / "submission"), "--problem", "flops", "--out", str(out),
-                       "--sandbox", mode], as_uid=ORDINARY_UID, view=True)
+    done = run_grader(["grade", view.inside(ordinary_user / "submission"), "--problem", "flops",
+                       "--out", view.inside(out), "--sandbox", mode], as_uid=ORDINARY_UID, view=view,
+                      cwd=ordinary_user / "checkout")
     stdout = done.stdout.decode(errors="replace")
     assert json.loads(out.read_text())["score"] == FLOPS_POINTS, stdout[-3000:] + done.stderr.decode()[-3000:]
     if mode == "none":
         assert stdout.startswith("no sandbox: "), "grading without a sandbox says so, in one line"
+    assert f"{ordinary_user.name}/checkout/assignment" not in done.stderr.decode(), "graded with its own checkout"
 
 
 def test_batch_refuses_to_run_without_a_sandbox(tmp_path, monkeypatch, capsys):
