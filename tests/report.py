@@ -25,6 +25,13 @@ def _student_frames(note: str) -> str:
     return "\n".join(kept)
 
 
+def read_test_records(path) -> list[dict]:
+    """The per-test records of a report (neither the `collected` line nor the `finished` one)."""
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return [r for r in records if "nodeid" in r]
+
+
 def pytest_addoption(parser):
     parser.getgroup("resource-accounting").addoption(
         "--report", default=None, metavar="FILE", help="append one JSON line per finished test to FILE")

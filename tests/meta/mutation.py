@@ -22,6 +22,7 @@ import pytest
 
 from tests.mistakes import catalog
 from tests.registry import PROBLEMS
+from tests.report import read_test_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +36,7 @@ def run_mistake(mistake, profile: str) -> dict:
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
         with contextlib.redirect_stdout(io.StringIO()):
             code = pytest.main(args)
-        records = [json.loads(line) for line in Path(report.name).read_text().splitlines() if line]
-    records = [r for r in records if "collected" not in r]
+        records = read_test_records(report.name)
     failed = [r["nodeid"].split("::")[-1] for r in records if r["outcome"] == "failed"]
     return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
             "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),

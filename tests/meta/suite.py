@@ -1,11 +1,11 @@
 """Helpers for the meta-tests: which problems have tests, running the suite in a subprocess."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.registry import PROBLEMS
+from tests.report import read_test_records
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,5 +21,4 @@ def run_suite(tmp_path: Path, *args: str, timeout: float = 900) -> list[dict]:
                     *args], cwd=ROOT, check=False, timeout=timeout, capture_output=True)
     if not report.exists():
         return []
-    records = [json.loads(line) for line in report.read_text().splitlines() if line]
-    return [r for r in records if "collected" not in r]
+    return read_test_records(report)
