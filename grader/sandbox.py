@@ -322,10 +322,14 @@ class Sandbox:
     def teardown(self) -> None:
         """Kill every process of the sandbox, then remove everything it could have written."""
         if self.uid is not None:
-            kill_uid(self.uid)
-            deadline = time.monotonic() + 10
-            while (alive := processes_of(self.uid)) and time.monotonic() < deadline:
-                kill_uid(self.uid)
+            # until the uid has had no process for a while: a worker being started when the test process died
+            # is still root for a few milliseconds (prlimit, setpriv) before it becomes the uid
+            deadline, quiet, alive = time.monotonic() + 10, 0, []
+            while quiet < 5 and time.monotonic() < deadline:
+                alive = processes_of(self.uid)
+                quiet = 0 if alive else quiet + 1
+                if alive:
+                    kill_uid(self.uid)
                 time.sleep(0.05)
             if alive:
                 self.problems.append(f"processes of uid {self.uid} survived the teardown: {alive}")
