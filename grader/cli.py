@@ -14,7 +14,6 @@ import argparse
 import csv
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -54,8 +53,7 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
              "to look at; no score is given until then.")
 
 
-def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     slot: int = 0) -> Graded:
+def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. What went wrong on the grader's side goes to the operator (stderr), never into
     the student's results."""
@@ -65,7 +63,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     status = "ok"
     operator: list[str] = []
     try:
-        box = Sandbox(layers, slot, limits.submission_seconds)
+        box = Sandbox(layers, limits.submission_seconds)
         with box:
             workspace = build_workspace(submission, box.private)
             box.expose(workspace.root)
@@ -121,9 +119,9 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers) -> int:
-    """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in the sandbox of
-    its job slot (its own uid): OUT/<name>/results.json each, and OUT/grades.csv with one row per submission
-    (a status column, never an aborted batch)."""
+    """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
+    own (its own uid): OUT/<name>/results.json each, and OUT/grades.csv with one row per submission (a status
+    column, never an aborted batch)."""
     if not folder.is_dir():
         raise SubmissionError(f"{folder} is not a folder of submissions")
     submissions = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
@@ -136,21 +134,10 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
             print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
                   "so that no submission reads another's files or results", file=sys.stderr)
     ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
-    slots: queue.Queue[int] = queue.Queue()
-    for slot in range(jobs):
-        slots.put(slot)
-
-    def in_a_slot(submission: Path) -> Graded:
-        slot = slots.get()
-        try:
-            return grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
-                                    slot)
-        finally:
-            slots.put(slot)
-
     rows = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each grading is its own processes; threads just wait
-        futures = {pool.submit(in_a_slot, s): s for s in submissions}
+        futures = {pool.submit(grade_submission, s, out / s.stem / "results.json", limits, problems, layers): s
+                   for s in submissions}
         for done, future in enumerate(as_completed(futures), start=1):
             graded = future.result()
             by_id = {p.id: round(p.score, 2) for p in graded.scores}

@@ -5,7 +5,8 @@ The grader opens one `Sandbox` per submission; the test process starts every wor
 (`resource-grader doctor` says which are and why):
 
 1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps
-2. user        grader is root  a uid/gid of its own per grading slot, no supplementary groups, at most
+2. user        grader is root  a uid/gid of its own per grading (claimed under a lock, so concurrent
+                               graders never share one), no supplementary groups, at most
                                MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
                                signal, trace or read the grader's processes, nor open its private files
 3. namespaces  bwrap works     new pid, ipc, net, uts and mount namespaces: the worker sees only the
@@ -22,6 +23,7 @@ The folders of one grading, under one temporary folder that others may cross but
                tmpfs where the grader may mount one)
 """
 
+import fcntl
 import json
 import os
 import pwd
@@ -37,7 +39,8 @@ from pathlib import Path
 
 from grader import OFFICIAL_ROOT
 
-UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # slot k grades as uid UID_BASE + k
+UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # gradings run as the lowest free uid from here
+UID_LOCKS = Path("/run/ra-sandbox") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir(), "ra-sandbox-locks")
 MAX_PROCESSES = 128  # processes and threads of the sandbox's uid (torch's thread pools fit in it)
 FILE_BYTES = 64 * 2**20  # the largest file the worker may write
 OPEN_FILES = 512
@@ -237,12 +240,34 @@ def _uid_problem(uid: int) -> str | None:
         return None
 
 
+def claim_uid() -> tuple[int, int]:
+    """The lowest sandbox uid that no other grading on this machine holds, and the file descriptor of the
+    lock that holds it (released when closed, or when the grader dies)."""
+    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+    for uid in range(UID_BASE, UID_BASE + 1000):
+        lock = os.open(UID_LOCKS / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            continue
+        if _uid_problem(uid) is None and not processes_of(uid):
+            return uid, lock
+        os.close(lock)
+    raise RuntimeError(f"no free sandbox uid from {UID_BASE}")
+
+
 def _probe(layers: tuple[str, ...]) -> str | None:
-    with tempfile.TemporaryDirectory(prefix="ra-probe-") as tmp:
-        spec = Spec(list(layers), home=tmp, tree=tmp, uid=UID_BASE, binds=_interpreter_paths())
-        os.chmod(tmp, 0o755)
-        done = subprocess.run(spec.command([sys.executable, "-c", PROBE]), env=spec.env(), cwd=tmp,
-                              capture_output=True, timeout=60)
+    uid, lock = claim_uid() if "user" in layers else (None, -1)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ra-probe-") as tmp:
+            spec = Spec(list(layers), home=tmp, tree=tmp, uid=uid, binds=_interpreter_paths())
+            os.chmod(tmp, 0o755)
+            done = subprocess.run(spec.command([sys.executable, "-c", PROBE]), env=spec.env(), cwd=tmp,
+                                  capture_output=True, timeout=60)
+    finally:
+        if lock >= 0:
+            os.close(lock)
     if done.returncode == 0:
         return None
     why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
@@ -270,11 +295,11 @@ def _notes(layers: tuple[str, ...]) -> list[str]:
 # -- one grading's sandbox, and its teardown ----------------------------------------------------------
 
 class Sandbox:
-    """The folders, uid and teardown of one grading: `with Sandbox(layers, slot) as box: ...`."""
+    """The folders, uid and teardown of one grading: `with Sandbox(layers) as box: ...`."""
 
-    def __init__(self, layers: Layers, slot: int = 0, cpu_seconds: float = 600):
-        self.layers, self.slot, self.cpu_seconds = layers, slot, int(cpu_seconds) + 1
-        self.uid = UID_BASE + slot if "user" in layers.active else None
+    def __init__(self, layers: Layers, cpu_seconds: float = 600):
+        self.layers, self.cpu_seconds = layers, int(cpu_seconds) + 1
+        self.uid, self.lock = None, -1
         self.mounted = False
         self.problems: list[str] = []  # teardown failures, for the operator's log
 
@@ -285,9 +310,8 @@ class Sandbox:
         self.private.mkdir(mode=0o700)
         self.tree.mkdir(mode=0o755)
         self.home.mkdir(mode=0o700)
-        if self.uid is not None:
-            if processes_of(self.uid):
-                raise RuntimeError(f"uid {self.uid} (sandbox slot {self.slot}) still has processes")
+        if "user" in self.layers.active:
+            self.uid, self.lock = claim_uid()
             self.mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"{HOME_TMPFS},mode=0700,nosuid,nodev",
                                            "ra-sandbox", str(self.home)], capture_output=True).returncode == 0
             os.chown(self.home, self.uid, self.uid)
@@ -340,6 +364,7 @@ class Sandbox:
             for folder in SHARED_TMP:
                 self._remove_owned(Path(folder))
             self._remove_ipc()
+            os.close(self.lock)  # the uid is free for another grading
 
     def _remove_ipc(self) -> None:
         """Remove the System V shared memory, semaphores and message queues of the sandbox's uid: they
@@ -378,7 +403,7 @@ def doctor(mode: str = "auto") -> str:
     layers = detect(mode)
     rows = [f"{'limits':<11} on   files <= {FILE_BYTES >> 20} MiB, CPU time <= the time limit, "
             f"{OPEN_FILES} open files, no core dumps"]
-    for layer, on_text in [("user", f"uid {UID_BASE} + slot, no groups, <= {MAX_PROCESSES} processes, "
+    for layer, on_text in [("user", f"a free uid from {UID_BASE}, no groups, <= {MAX_PROCESSES} processes, "
                                     "scrubbed environment, private home"),
                            ("namespaces", "bwrap: own pid/ipc/net/uts/mount namespaces, read-only view, no network")]:
         state = "on " if layer in layers.active else "off"

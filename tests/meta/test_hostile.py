@@ -1,7 +1,7 @@
 """The public hostile corpus (tests/meta/hostile/, see its README) through the grader's sandbox.
 
 Every case is appended to the untouched flops stub and graded in one `batch` with a copy of the reference,
-twice: with every layer this machine allows (`--sandbox auto`; in CI, as root: a uid per slot and bwrap's
+twice: with every layer this machine allows (`--sandbox auto`; in CI, as root: a uid per grading and bwrap's
 namespaces) and with the separate-user layer alone (`--sandbox user`, as on Gradescope, where namespaces
 are not allowed). A last test runs the grader as an ordinary user, as a student grading their own work.
 """
@@ -58,7 +58,7 @@ def snapshot() -> tuple[dict, dict]:
 def leftovers(tmp: Path) -> list[str]:
     """Files of a grading anywhere they could be left: the shared temporary folders (`tmp` for /tmp), by name
     and by owner."""
-    uids = {sandbox.UID_BASE + slot for slot in range(JOBS)}
+    uids = {sandbox.UID_BASE + k for k in range(JOBS)}  # the lowest free uids: those of a batch of JOBS
     found = []
     for folder in [str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
@@ -181,7 +181,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "returncode": done.returncode, "stderr": done.stderr.decode(errors="replace"),
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
-        "alive": {slot: sandbox.processes_of(sandbox.UID_BASE + slot) for slot in range(JOBS)},
+        "alive": {k: sandbox.processes_of(sandbox.UID_BASE + k) for k in range(JOBS)},
         "leftovers": leftovers(view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
     }
