@@ -305,6 +305,13 @@ class Sandbox:
 
     def __enter__(self) -> "Sandbox":
         self.top = Path(tempfile.mkdtemp(prefix="ra-grade-"))
+        try:
+            return self._open()
+        except BaseException:
+            self.teardown()
+            raise
+
+    def _open(self) -> "Sandbox":
         os.chmod(self.top, 0o711)
         self.private, self.tree, self.home = self.top / "private", self.top / "worker", self.top / "home"
         self.private.mkdir(mode=0o700)
@@ -364,6 +371,7 @@ class Sandbox:
             for folder in SHARED_TMP:
                 self._remove_owned(Path(folder))
             self._remove_ipc()
+        if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
 
     def _remove_ipc(self) -> None:
