@@ -93,9 +93,7 @@ class Spec:
     def _bwrap_options(self) -> list[str]:
         options = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                    "--hostname", "sandbox", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc"]
-        for link in ("/bin", "/lib", "/lib64", "/sbin"):
-            if os.path.islink(link):
-                options += ["--symlink", os.readlink(link), link]
+        options += system_links()
         options += open_folders([*self.binds, self.tree, self.home], below=["/"], except_in=self.binds)
         for path in self.binds:
             options += ["--ro-bind", path, path]
@@ -107,6 +105,12 @@ class Spec:
         """Kill every process of the sandbox's uid, those that left the worker's process group included."""
         if "user" in self.layers:
             kill_uid(self.uid)
+
+
+def system_links() -> list[str]:
+    """bwrap options for the top-level links of a merged-/usr system (/bin -> usr/bin, ...)."""
+    return [option for link in ("/bin", "/lib", "/lib64", "/sbin") if os.path.islink(link)
+            for option in ("--symlink", os.readlink(link), link)]
 
 
 def _inside(path: str, folders: list[str]) -> bool:
@@ -135,9 +139,7 @@ def kill_uid(uid: int) -> None:
             for _ in range(200):
                 os.kill(-1, signal.SIGKILL)  # every process this uid may signal, except the caller
                 time.sleep(0.005)
-        except ProcessLookupError:  # none left
-            os._exit(0)
-        finally:
+        finally:  # ProcessLookupError: none left
             os._exit(0)
     os.waitpid(child, 0)
 
@@ -163,7 +165,7 @@ def _interpreter_paths() -> list[str]:
              str(Path(os.path.realpath(sys.executable)).parent.parent), sysconfig.get_paths()["purelib"],
              sysconfig.get_paths()["platlib"]}
     kept = sorted(p for p in paths if os.path.exists(p))
-    return [p for p in kept if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in kept)]
+    return [p for p in kept if not _inside(p, [q for q in kept if q != p])]
 
 
 def _secret_paths() -> list[str]:
@@ -375,18 +377,11 @@ class Sandbox:
             os.close(self.lock)  # the uid is free for another grading
 
     def _remove_ipc(self) -> None:
-        """Remove the System V shared memory, semaphores and message queues of the sandbox's uid: they
-        outlive processes (with the namespaces layer, they die with the ipc namespace)."""
-        for kind, flag, key in (("shm", "-m", "shmid"), ("sem", "-s", "semid"), ("msg", "-q", "msqid")):
-            try:
-                header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-            except (OSError, ValueError):
-                continue
-            for row in rows:
-                values = dict(zip(header.split(), row.split(), strict=False))
-                if int(values["cuid"]) == self.uid or int(values["uid"]) == self.uid:
-                    if subprocess.run(["ipcrm", flag, values[key]], capture_output=True).returncode:
-                        self.problems.append(f"could not remove System V {kind} {values[key]}")
+        """Remove the System V IPC objects of the sandbox's uid: they outlive processes (with the namespaces
+        layer, they die with the ipc namespace)."""
+        for kind, ipc_id in ipc_objects({self.uid}):
+            if subprocess.run(["ipcrm", IPC_KINDS[kind], ipc_id], capture_output=True).returncode:
+                self.problems.append(f"could not remove System V {kind} {ipc_id}")
 
     def _remove_owned(self, folder: Path) -> None:
         """Remove what the sandbox's uid left in a folder that every user may write to."""
@@ -404,6 +399,25 @@ class Sandbox:
                     os.unlink(entry.path)
             except OSError as exc:
                 self.problems.append(f"could not remove {entry.path}: {exc}")
+
+
+IPC_KINDS = {"shm": "-m", "sem": "-s", "msg": "-q"}  # /proc/sysvipc/KIND -> ipcrm's flag
+
+
+def ipc_objects(uids: set[int]) -> list[tuple[str, str]]:
+    """(kind, id) of the System V shared memory segments, semaphore sets and message queues that any of
+    `uids` created or owns."""
+    found = []
+    for kind in IPC_KINDS:
+        try:
+            header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except (OSError, ValueError):
+            continue
+        for row in rows:
+            values = dict(zip(header.split(), row.split(), strict=False))
+            if {int(values["cuid"]), int(values["uid"])} & uids:
+                found.append((kind, row.split()[1]))  # the second column is the id (shmid, semid, msqid)
+    return found
 
 
 def doctor(mode: str = "auto") -> str:

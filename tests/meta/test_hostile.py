@@ -69,12 +69,7 @@ def leftovers(tmp: Path) -> list[str]:
             if MARK in entry.name or entry.name.startswith("ra-grade-") or \
                     entry.stat(follow_symlinks=False).st_uid in uids:
                 found.append(entry.path)
-    for kind in ("shm", "sem", "msg"):
-        header, *rows = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        for row in rows:
-            values = dict(zip(header.split(), row.split(), strict=False))
-            if int(values["uid"]) in uids:
-                found.append(f"System V {kind}: {row.split()[:3]}")
+    found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
     return found
 
 
@@ -136,10 +131,7 @@ class MachineView:
 def machine_view(installation: list[Path], tmp: Path) -> list[str]:
     options = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc", "--dev-bind", "/dev", "/dev",
                "--proc", "/proc", "--bind", str(tmp), "/tmp", "--bind", "/var/tmp", "/var/tmp",
-               "--bind", "/run", "/run"]
-    for link in ("/bin", "/lib", "/lib64", "/sbin"):
-        if os.path.islink(link):
-            options += ["--symlink", os.readlink(link), link]
+               "--bind", "/run", "/run", *sandbox.system_links()]
     paths = [str(p) for p in installation if not str(p).startswith("/usr/")]
     opened = sandbox.open_folders(paths, below=["/"], except_in=paths)
     for i in range(0, len(opened), 4):  # ["--perms", "0755", "--dir", folder]: all but the view's own /tmp
