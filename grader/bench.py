@@ -1,18 +1,32 @@
 """Benchmark the suite and the grader (figures printed, never asserted):
 
-    python -m grader.bench        # or: make bench
+    python -m grader.bench              # or: make bench
+    python -m grader.bench --grade-only # only the grading of a full submission
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here);
-2. the grader on the sample submission: wall time and peak memory (the grading processes together).
+2. the grader on a full, correct submission (a copy of the reference's modules), on one core as on
+   Gradescope's default worker: wall time, score, and the peak memory of the grading's whole process tree.
+
+Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
+map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
+cgroup) charges. RSS counts shared pages (libtorch's code, mapped by both the test process and the worker)
+once per process: an upper bound.
 """
 
+import argparse
+import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from grader import OFFICIAL_ROOT
+from grader import OFFICIAL_ROOT, registry
+
+GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
 
 def timed(command: list[str]) -> float:
@@ -21,43 +35,95 @@ def timed(command: list[str]) -> float:
     return time.monotonic() - start
 
 
-def main() -> None:
-    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly"]
-    print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")
-    print(f"suite, reference, isolated:    {timed(pytest + ['--impl', 'reference', '--isolated']):6.1f} s")
-    print(f"suite, untouched stubs:        {timed(pytest + ['--impl', 'assignment']):6.1f} s")
-    grade = [sys.executable, "-m", "grader", "grade", "grader/samples/partial", "--out", "/tmp/ra-bench-results.json"]
-    one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []  # Gradescope's default worker: one core
-    seconds, peak = run_with_peak_memory(one_core + grade)
-    print(f"grader, sample submission{', one core' if one_core else ''}: {seconds:6.1f} s, "
-          f"peak resident memory of all its processes {peak:.0f} MiB")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m grader.bench")
+    parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
+    options = parser.parse_args(argv)
+    if not options.grade_only:
+        pytest = [sys.executable, "-m", "pytest", "-q"]
+        print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")
+        print(f"suite, reference, isolated:    {timed(pytest + ['--impl', 'reference', '--isolated']):6.1f} s")
+        print(f"suite, untouched stubs:        {timed(pytest + ['--impl', 'assignment']):6.1f} s")
+    with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
+        submission = Path(tmp, "submission")
+        submission.mkdir()
+        for problem in registry.PROBLEMS:
+            shutil.copy(OFFICIAL_ROOT / "reference" / f"{problem.module}.py", submission)
+        out = Path(tmp, "results.json")
+        one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+        peak = run_measured(one_core + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out)])
+        score = json.loads(out.read_text())["score"] if out.exists() else "no results.json"
+    print(f"grader, full correct submission{', one core' if one_core else ''}: {peak.seconds:6.1f} s, score {score}")
+    print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "
+          f"Gradescope's default is {GRADESCOPE_MEMORY_MIB:.0f} MiB), {peak.rss:.0f} MiB summed RSS")
+    for name, (pss, rss) in sorted(peak.by_process.items(), key=lambda item: -item[1][0]):
+        print(f"    {name:<14} peak {pss:4.0f} MiB PSS, {rss:4.0f} MiB RSS")
 
 
-def _tree_rss_mib(root: int) -> float:
-    """Resident memory of `root` and all its descendants (the grader, pytest, the worker), from /proc."""
-    parent, rss = {}, {}
+@dataclass
+class Peak:
+    seconds: float = 0.0
+    pss: float = 0.0  # MiB, the largest sum over the tree at one moment
+    rss: float = 0.0
+    by_process: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> the largest (PSS, RSS)
+
+
+def _kind(pid: int) -> str:
+    """What a process of the grading is, from its command line (empty for a fork that changed its uid: the
+    test process's short-lived child that kills a sandbox uid's processes; then its name)."""
+    try:
+        text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "gone"
+    for marker, kind in [("tests.seam.worker", "worker"), ("pytest", "test process"), ("grader", "grader")]:
+        if marker in text:
+            return kind
+    return os.path.basename(text.split(" ", 1)[0]) if text else f"{name} (a fork)"
+
+
+def _memory(pid: int) -> tuple[float, float]:
+    """(PSS, RSS) of one process in MiB; zeros once it is gone."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0.0, 0.0
+    values = {key: int(rest.split()[0]) / 1024 for key, rest in
+              (line.split(":", 1) for line in rollup.splitlines()[1:])}
+    return values.get("Pss", 0.0), values.get("Rss", 0.0)
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and all its descendants (the grader, pytest, bwrap, setpriv, the workers), from /proc."""
+    parent = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        except OSError:
+            parent[int(pid)] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
-        parent[int(pid)] = int(fields[1])  # stat field 4, the parent's pid
-        rss[int(pid)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # stat field 24, resident pages
-    tree, frontier = {root}, [root]
+    tree, frontier = {root}, {root}
     while frontier:
-        children = [pid for pid, ppid in parent.items() if ppid in frontier and pid not in tree]
-        tree.update(children)
-        frontier = children
-    return sum(rss.get(pid, 0) for pid in tree) / 2**20
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in tree}
+        tree |= frontier
+    return tree
 
 
-def run_with_peak_memory(command: list[str]) -> tuple[float, float]:
-    start, peak = time.monotonic(), 0.0
+def run_measured(command: list[str]) -> Peak:
+    """Run `command`, sampling its process tree every 50 ms."""
+    peak, start = Peak(), time.monotonic()
     process = subprocess.Popen(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while process.poll() is None:
-        peak = max(peak, _tree_rss_mib(process.pid))
-        time.sleep(0.1)
-    return time.monotonic() - start, peak
+        total_pss = total_rss = 0.0
+        for pid in _tree(process.pid):
+            pss, rss = _memory(pid)
+            total_pss, total_rss = total_pss + pss, total_rss + rss
+            kind = _kind(pid)
+            old = peak.by_process.get(kind, (0.0, 0.0))
+            peak.by_process[kind] = (max(old[0], pss), max(old[1], rss))
+        peak.pss, peak.rss = max(peak.pss, total_pss), max(peak.rss, total_rss)
+        time.sleep(0.05)
+    peak.seconds = time.monotonic() - start
+    return peak
 
 
 if __name__ == "__main__":

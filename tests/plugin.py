@@ -144,4 +144,13 @@ def ref():
 def pytest_runtest_setup(item):
     package = getattr(item.config, "_impl_package", None)
     if package is not None and package.isolated:
-        package.worker.current_test = item.nodeid
+        package.worker.begin_test(item.nodeid, problem_of(item))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    package = getattr(item.config, "_impl_package", None)
+    if package is not None and package.isolated:  # grading: keep the test process's memory down
+        from tests.seam import heap
+
+        heap.release()

@@ -57,6 +57,7 @@ class Worker:
         self.process: subprocess.Popen | None = None
         self.broken_modules: dict[str, str] = {}
         self.current_test = ""
+        self.current_problem: str | None = None
         self.timed_out: dict[tuple[str, str], str] = {}
         self._buffer = b""
 
@@ -100,6 +101,13 @@ class Worker:
         self.process = None
 
     close = kill
+
+    def begin_test(self, nodeid: str, problem: str | None) -> None:
+        """Each problem's tests get a fresh worker: nothing one problem's code did at import or run time
+        (a patched torch function, a cache, memory it holds) reaches another problem's tests."""
+        if problem != self.current_problem:
+            self.kill()
+        self.current_test, self.current_problem = nodeid, problem
 
     # -- messages -------------------------------------------------------------------------------
     def _read_some(self, deadline: float, what: str) -> None:

@@ -85,7 +85,7 @@ class Server:
         raise ValueError(f"unknown op {op!r}")
 
     def serve(self) -> None:
-        from tests.seam import codec
+        from tests.seam import codec, heap
         from tests.seam.protocol import read_message
 
         self.send({"event": "ready"})
@@ -103,6 +103,7 @@ class Server:
             except BaseException as exc:  # noqa: B036 - student code may raise anything, sys.exit included
                 reply = {"ok": False, "error": error_payload(exc)}
             self.send(reply)
+            heap.release()
 
 
 def import_scenarios() -> None:
@@ -110,7 +111,7 @@ def import_scenarios() -> None:
     import pkgutil
 
     import tests.scenarios
-    from tests.seam import codec, local, protocol  # noqa: F401
+    from tests.seam import codec, heap, local, protocol  # noqa: F401
 
     for module in pkgutil.iter_modules(tests.scenarios.__path__):
         importlib.import_module(SCENARIO_PREFIX + module.name)
