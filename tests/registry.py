@@ -24,16 +24,17 @@ class Problem:
 
 
 PROBLEMS: tuple[Problem, ...] = (
-    Problem("einops_practice", "einsum, reduce, rearrange", 10),
+    Problem("tensors", "How a tensor lives in memory", 8),
+    Problem("einops_practice", "einsum, reduce, rearrange", 8),
     Problem("mini_einops", "The three operations from scratch", 15),
-    Problem("flops", "Counting compute", 15),
-    Problem("memory", "Counting bytes", 10),
-    Problem("precision", "Number formats and mixed precision", 10),
+    Problem("flops", "Counting compute", 14),
+    Problem("memory", "Counting bytes", 9),
+    Problem("precision", "Number formats and mixed precision", 12),
     Problem("adamw", "The optimizer and its bytes", 10),
-    Problem("roofline", "Arithmetic intensity", 10),
+    Problem("roofline", "Arithmetic intensity", 8),
     Problem("gradient_accumulation", "Gradient accumulation", 5),
-    Problem("activation_checkpointing", "Activation checkpointing", 10),
-    Problem("benchmarking", "Benchmarking", 5),
+    Problem("activation_checkpointing", "Activation checkpointing", 7),
+    Problem("benchmarking", "Benchmarking", 4),
 )
 
 BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}

@@ -9,11 +9,12 @@ import zipfile
 import pytest
 
 from tests.meta.suite import ROOT
+from tests.registry import BY_ID
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
-FLOPS_POINTS = 15
+FLOPS_POINTS = BY_ID["flops"].points
 
 
 def grade(tmp_path, submission, *extra: str) -> dict:

@@ -23,13 +23,14 @@ import pytest
 
 from grader import sandbox
 from tests.meta.suite import ROOT
+from tests.registry import BY_ID
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 HOSTILE = Path(__file__).parent / "hostile"
 CASES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REFERENCE = "reference-copy"
-FLOPS_POINTS = 15
+FLOPS_POINTS = BY_ID["flops"].points
 JOBS = 2
 MARK = "ra-hostile"
 CACHES = ("__pycache__", ".hypothesis", ".ruff_cache", ".pytest_cache", ".git")

@@ -1,0 +1,30 @@
+"""The tensors problem's one scenario: the code under test answering with torch's tensor ops made unusable.
+
+Every function of the problem takes a layout as plain data, so the tests call it directly; this scenario
+is the run-time half of the audit. Under `NoTensorOps` every ATen op (the factories that make a tensor
+included) raises, so a solution that builds a tensor with `as_strided` and asks torch for its strides
+fails here, while one that computes them passes.
+"""
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+RAISES = "raises ValueError"
+
+
+class NoTensorOps(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        raise RuntimeError(f"a layout is computed from its shape and strides, not by asking torch ({func} was "
+                           "called while torch's tensor ops were made unusable)")
+
+
+def without_tensor_ops(pkg, calls: list) -> list:
+    """Scenario: each (name, args) of `calls` as `pkg.tensors.name(*args)` under `NoTensorOps`; a ValueError
+    becomes `RAISES` (an impossible view), anything else propagates."""
+    results = []
+    with NoTensorOps():
+        for name, args in calls:
+            try:
+                results.append(getattr(pkg.tensors, name)(*args))
+            except ValueError:
+                results.append(RAISES)
+    return results

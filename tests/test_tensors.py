@@ -1,0 +1,327 @@
+"""Problem (tensors): how a tensor lives in memory.
+
+Oracles: torch itself, on tensors built with `as_strided` over a storage whose element i holds the number
+i: `Tensor.stride()`, `storage_offset()`, `is_contiguous()`, `data_ptr()`, whether `view` raises, whether
+the result of a chain of ops still looks into the original storage (`untyped_storage().data_ptr()`),
+where a write through that result lands in the original storage, `Tensor.nbytes` and
+`untyped_storage().nbytes()` — on generated layouts (contiguous, sliced from a bigger tensor, permuted,
+overlapping, with size-1 and empty dimensions) and generated chains of ops (tests/strategies.py). The
+audit runs the code under test with every torch tensor op made unusable: layouts are computed, not asked.
+
+Tolerances: everything here is an integer (a size, a stride, an offset, a number of bytes) or a bool,
+compared exactly. A layout is compared on what addresses memory (`addressing`): the stride of a size-1
+dimension is never used, and a tensor with no elements addresses nothing, so only its shape is compared.
+"""
+
+import ast
+import functools
+import math
+
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tests import audit
+from tests.checks import call_text, expect_equal, expect_int
+from tests.scenarios import tensors as scenarios
+from tests.scenarios.tensors import RAISES
+from tests.strategies import (
+    layout_tensor,
+    op_chains,
+    single_ops,
+    storage_elements,
+    tensor_layouts,
+    torch_op,
+    view_shapes,
+)
+
+pytestmark = pytest.mark.tensors
+
+COPY = "copy"
+SOURCE = "torch: shape, stride(), storage_offset() of the result (None: addresses nothing, not compared)"
+DTYPES = [torch.float32, torch.bfloat16, torch.int8, torch.float64, torch.complex128, torch.bool]
+HINTS = {
+    "slice": "offset += start * stride, size ceil((stop - start) / step) after Python's clamping, stride *= step",
+    "select": "offset += index * stride (negative index from the end), the dimension removed",
+    "narrow": "offset += start * stride (negative start from the end), size = length",
+    "diagonal": "stride dim1 + dim2, appended last; offset > 0 moves along dim2, offset < 0 along dim1",
+    "unfold": "windows: size (n - size) // step + 1 at stride * step, then a new last dimension at the old stride",
+    "transpose": "swap sizes and strides", "t": "0-d and 1-d tensors are unchanged",
+    "permute": "result dimension i is input dimension dims[i]", "unsqueeze": "a size-1 dimension at dim",
+    "squeeze": "only size-1 dimensions go; squeeze(dim) of a bigger one changes nothing",
+    "expand": "grown and new dimensions get stride 0; -1 keeps the size",
+    "view": "the strides of can_view's runs; ValueError where can_view is False",
+    "reshape": "a view where can_view allows it, else a copy", "flatten": "reshape with the dims merged",
+    "contiguous": "a copy only when not is_contiguous", "index": "advanced indexing always copies",
+}
+
+
+# -- oracles: torch on real tensors ----------------------------------------------------------------------
+
+def layout_of(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.stride(), t.storage_offset()
+
+
+def addressing(answer):
+    """What of a layout addresses memory: its shape, the strides of dimensions of more than one element
+    (None elsewhere) and its offset; only the shape for a tensor with no elements. Anything that is not a
+    layout (COPY, RAISES, a malformed answer) as it is."""
+    if not (isinstance(answer, tuple) and len(answer) == 3 and isinstance(answer[0], tuple)
+            and isinstance(answer[1], tuple) and len(answer[0]) == len(answer[1])):
+        return answer
+    shape, strides, offset = answer
+    if math.prod(shape) == 0:
+        return shape, None, None
+    return shape, tuple(None if size == 1 else s for size, s in zip(shape, strides, strict=True)), offset
+
+
+def torch_chain(layout: tuple, ops: list):
+    """torch's answer for `ops` applied to a tensor `x` of `layout`: the result's layout, COPY when it no
+    longer looks into x's storage, or RAISES when a view fails; and x and the result (None if it raised)."""
+    x = layout_tensor(layout)
+    try:
+        y = functools.reduce(torch_op, ops, x)
+    except RuntimeError:
+        return RAISES, x, None
+    if y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
+        return COPY, x, y
+    return layout_of(y), x, y
+
+
+def torch_can_view(layout: tuple, new_shape: tuple) -> bool:
+    try:
+        layout_tensor(layout).view(new_shape)
+    except RuntimeError:
+        return False
+    return True
+
+
+def torch_bytes(shape: tuple, dtype: torch.dtype, ops: list) -> tuple[int, int]:
+    """(Tensor.nbytes, untyped_storage().nbytes()) of `ops` applied to a fresh tensor of `shape`."""
+    y = functools.reduce(torch_op, ops, torch.zeros(shape, dtype=dtype))
+    return y.nbytes, y.untyped_storage().nbytes()
+
+
+def outcome(fn, *args):
+    """`fn(*args)`, or RAISES where it raises ValueError (anything else propagates: a failure)."""
+    try:
+        return fn(*args)
+    except ValueError:
+        return RAISES
+
+
+def expect_view_result(impl, layout: tuple, ops: list, hint: str | None = None) -> None:
+    expected, _, _ = torch_chain(layout, ops)
+    got = outcome(impl.tensors.view_result, *layout, ops)
+    if isinstance(expected, tuple):
+        hint = hint or "a view: only the shape, strides and offset change"
+    elif expected == COPY:
+        hint = hint or "an op here must copy (contiguous on a non-contiguous tensor, reshape that cannot view, index)"
+    else:
+        hint = hint or "view cannot make this shape from these strides: raise ValueError"
+    expect_equal(addressing(got), addressing(expected), what=call_text("view_result", *layout, ops), source=SOURCE,
+                 hint=hint)
+
+
+# -- layouts ---------------------------------------------------------------------------------------------
+
+@given(shape=st.lists(st.integers(0, 6), max_size=5))
+def test_contiguous_strides_match_torch(impl, shape):
+    shape = tuple(shape)
+    expect_equal(impl.tensors.contiguous_strides(shape), torch.empty(shape, device="meta").stride(),
+                 what=call_text("contiguous_strides", shape), source="torch.empty(shape).stride()",
+                 hint="row-major: the last stride is 1, each other the next stride times max(next size, 1)")
+
+
+@given(layout=tensor_layouts(min_numel=1), data=st.data())
+def test_element_offset_matches_data_ptr(impl, layout, data):
+    shape, strides, offset = layout
+    index = tuple(data.draw(st.integers(0, size - 1)) for size in shape)
+    x = layout_tensor(layout)
+    expected = (x[index].data_ptr() - x.untyped_storage().data_ptr()) // x.element_size()
+    assert x[index].item() == expected  # the storage holds its own positions: the two oracles agree
+    expect_int(impl.tensors.element_offset(index, strides, offset), expected,
+               what=call_text("element_offset", index, strides, offset),
+               source="(x[index].data_ptr() - storage.data_ptr()) / element_size()",
+               hint="storage_offset + sum of index * stride, in elements")
+
+
+@given(layout=tensor_layouts())
+def test_is_contiguous_matches_torch(impl, layout):
+    shape, strides, _ = layout
+    expect_equal(impl.tensors.is_contiguous(shape, strides), layout_tensor(layout).is_contiguous(),
+                 what=call_text("is_contiguous", shape, strides), source="Tensor.is_contiguous()",
+                 hint="from the last dimension: each of size != 1 has stride = product of the sizes after it; "
+                      "size-1 dimensions skipped; no elements: contiguous")
+
+
+@given(layout=tensor_layouts(), data=st.data())
+def test_can_view_matches_torch(impl, layout, data):
+    shape, strides, _ = layout
+    new_shape = data.draw(view_shapes(shape, wrong=True))
+    expect_equal(impl.tensors.can_view(shape, strides, new_shape), torch_can_view(layout, new_shape),
+                 what=call_text("can_view", shape, strides, new_shape), source="whether Tensor.view raises",
+                 hint="size-1 dims aside, cut into runs where stride[d] == stride[d+1] * size[d+1]; the new "
+                      "shape must regroup each run on its own; -1 inferred; no elements: always")
+
+
+# -- ops, one at a time, then chains ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("family", ["indexing", "dimensions", "shape"])
+@given(case=st.data())
+def test_single_ops_match_torch(impl, family, case):
+    layout, ops = case.draw(single_ops(family))
+    for op in ops:
+        expect_view_result(impl, layout, [op], hint=HINTS[op[0]])
+
+
+@given(chain=op_chains())
+def test_op_chains_match_torch(impl, chain):
+    expect_view_result(impl, *chain)
+
+
+@given(chain=op_chains(min_numel=1), data=st.data())
+def test_a_write_through_the_result_lands_where_its_layout_says(impl, chain, data):
+    # The oracle is the memory itself: write -1 through one element of torch's result and see which
+    # element of the original storage (whose element i held i) changed; none when the result is a copy.
+    layout, ops = chain
+    expected, x, y = torch_chain(layout, ops)
+    assume(expected != RAISES and y.numel() > 0)
+    index = tuple(data.draw(st.integers(0, size - 1)) for size in y.shape)
+    y[index] = -1
+    changed = (x.as_strided((storage_elements(layout),), (1,), 0) == -1).nonzero().flatten().tolist()
+
+    got = impl.tensors.view_result(*layout, ops)
+    predicted = [] if got == COPY else [impl.tensors.element_offset(index, got[1], got[2])]
+    expect_equal(predicted, changed, what=f"storage elements changed by writing result{list(index)} = -1 after "
+                 f"{call_text('view_result', *layout, ops)} -> {got!r}",
+                 source="the original storage after the write (a copy changes nothing in it)",
+                 hint="a view writes into the original storage at element_offset(index, strides, offset); a "
+                      "copy does not")
+
+
+# -- bytes: the tensor's own, and the storage it keeps alive ----------------------------------------------
+
+@given(chain=op_chains(fresh=True, must_succeed=True), dtype=st.sampled_from(DTYPES))
+def test_nbytes_matches_torch(impl, chain, dtype):
+    (shape, _, _), ops = chain
+    expect_int(impl.tensors.nbytes(shape, dtype, ops), torch_bytes(shape, dtype, ops)[0],
+               what=call_text("nbytes", shape, dtype, ops), source="Tensor.nbytes of the result",
+               hint="the result's number of elements times dtype.itemsize (an expanded view counts every element)")
+
+
+@given(chain=op_chains(fresh=True, must_succeed=True), dtype=st.sampled_from(DTYPES))
+def test_storage_nbytes_matches_torch(impl, chain, dtype):
+    (shape, _, _), ops = chain
+    expect_int(impl.tensors.storage_nbytes(shape, dtype, ops), torch_bytes(shape, dtype, ops)[1],
+               what=call_text("storage_nbytes", shape, dtype, ops), source="untyped_storage().nbytes() of the result",
+               hint="a view keeps the whole original storage alive; after a copy, the last copy's storage")
+
+
+# -- the handout's examples ------------------------------------------------------------------------------------
+
+BIG = (1024, 1024)
+ROW = [("select", 0, 0), ("slice", 0, None, 10, 1)]  # big[0, :10]
+COLUMN = [("select", 1, 0), ("slice", 0, None, 10, 1)]  # big[:10, 0]
+
+
+def test_handout_examples(impl):
+    t = impl.tensors
+    contiguous = ((4, 6), (6, 1), 0)
+    examples = [
+        ("contiguous_strides", ((2, 3, 4),), (12, 4, 1)),
+        ("contiguous_strides", ((2, 0, 3),), (3, 3, 1)),
+        ("element_offset", ((1, 2), (1, 3), 2), 9),
+        ("is_contiguous", ((2, 1, 3), (3, 7, 1)), True),
+        ("is_contiguous", ((3, 2), (1, 3)), False),
+        ("can_view", ((3, 2), (1, 3), (6,)), False),
+        ("can_view", ((3, 2), (1, 3), (3, 2, 1)), True),
+        ("can_view", ((2, 1, 3), (3, 7, 1), (6,)), True),
+        ("can_view", ((0, 3), (1, 5), (3, 0, 2)), True),
+        ("view_result", (*contiguous, [("slice", 1, 1, None, 2)]), ((4, 3), (6, 2), 1)),
+        ("view_result", (*contiguous, [("t",), ("reshape", (-1,))]), COPY),
+        ("view_result", (*contiguous, [("t",), ("view", (-1,))]), RAISES),
+        ("view_result", (*contiguous, [("unsqueeze", 0), ("expand", (5, 4, 6))]), ((5, 4, 6), (0, 6, 1), 0)),
+        ("nbytes", ((1, 3), torch.float32, [("expand", (4, 3))]), 48),
+        ("storage_nbytes", ((1, 3), torch.float32, [("expand", (4, 3))]), 12),
+        ("nbytes", (BIG, torch.float32, ROW), 40),
+        ("storage_nbytes", (BIG, torch.float32, ROW), 4_194_304),
+        ("storage_nbytes", (BIG, torch.float32, [*ROW, ("contiguous",)]), 4_194_304),
+        ("storage_nbytes", (BIG, torch.float32, [*COLUMN, ("contiguous",)]), 40),
+    ]
+    for name, args, expected in examples:
+        expect_equal(addressing(outcome(getattr(t, name), *args)), addressing(expected), what=call_text(name, *args),
+                     source="the handout's worked example")
+    # the same examples, against torch
+    assert torch_bytes(BIG, torch.float32, [*ROW, ("contiguous",)]) == (40, 4_194_304)
+    assert torch_bytes(BIG, torch.float32, [*COLUMN, ("contiguous",)]) == (40, 40)
+    for ops in ([("slice", 1, 1, None, 2)], [("t",), ("reshape", (-1,))], [("t",), ("view", (-1,))]):
+        expect_view_result(impl, contiguous, ops)
+
+
+# -- audit: layouts are computed, not asked of torch ---------------------------------------------------------
+
+FORBIDDEN_ATTRIBUTES = {"as_strided", "empty_strided", "stride", "storage_offset", "untyped_storage", "data_ptr",
+                        "is_contiguous", "nbytes", "view", "reshape", "contiguous", "expand", "stride_tricks"}
+
+
+def tensor_mentions(package: str) -> list[str]:
+    """Static part of the audit: torch's (or numpy's) tensor layout machinery reached as an attribute or
+    imported by name, and numpy imported at all (its stride tricks and reshape rules are torch's oracle's)."""
+    path = audit.source_path(package, "tensors")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = []
+    for node in ast.walk(tree):
+        bad = (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES
+               or isinstance(node, ast.alias) and (node.name.split(".")[0] == "numpy"
+                                                  or node.name in FORBIDDEN_ATTRIBUTES)
+               or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numpy")
+        if bad:
+            hits.append(f"line {node.lineno}: {ast.unparse(node) if not isinstance(node, ast.alias) else node.name}")
+    return hits
+
+
+@given(chain=op_chains(), data=st.data())
+def test_audit_layouts_are_computed_without_tensors(impl, chain, data):
+    layout, ops = chain
+    shape, strides, offset = layout
+    new_shape = data.draw(view_shapes(shape))
+    calls = [("contiguous_strides", (shape,)), ("is_contiguous", (shape, strides)),
+             ("can_view", (shape, strides, new_shape)), ("view_result", (*layout, ops)),
+             ("nbytes", (shape, torch.float32, [])), ("storage_nbytes", (shape, torch.float32, []))]
+    if 0 not in shape:
+        calls.append(("element_offset", (tuple(size - 1 for size in shape), strides, offset)))
+    got = impl.run(scenarios.without_tensor_ops, calls)
+    x = layout_tensor(layout)
+    expected = [torch.empty(shape, device="meta").stride(), x.is_contiguous(), torch_can_view(layout, new_shape),
+                torch_chain(layout, ops)[0], *torch_bytes(shape, torch.float32, [])]
+    if 0 not in shape:
+        last = tuple(size - 1 for size in shape)
+        expected.append((x[last].data_ptr() - x.untyped_storage().data_ptr()) // x.element_size())
+    for (name, args), g, e in zip(calls, got, expected, strict=True):
+        expect_equal(addressing(g), addressing(e), what=call_text(name, *args) + " with torch's tensor ops unusable",
+                     source="torch, on real tensors", hint="compute from the shape and strides; create no tensor")
+    mentions = tensor_mentions(impl.name)
+    assert not mentions, (f"{impl.name}/tensors.py asks torch (or numpy) for layouts, the oracle:\n"
+                          + "\n".join(mentions))
+
+
+# -- differential: the same inputs through the reference ----------------------------------------------------
+
+@given(chain=op_chains(), fresh=op_chains(fresh=True, must_succeed=True), dtype=st.sampled_from(DTYPES),
+       data=st.data())
+def test_differential_tensors(impl, ref, chain, fresh, dtype, data):
+    layout, ops = chain
+    shape, strides, offset = layout
+    new_shape = data.draw(view_shapes(shape, wrong=True))
+    index = tuple(data.draw(st.integers(0, max(size - 1, 0))) for size in shape)
+    (fresh_shape, _, _), fresh_ops = fresh
+    cases = [("contiguous_strides", (shape,)), ("element_offset", (index, strides, offset)),
+             ("is_contiguous", (shape, strides)), ("can_view", (shape, strides, new_shape)),
+             ("view_result", (*layout, ops)), ("nbytes", (fresh_shape, dtype, fresh_ops)),
+             ("storage_nbytes", (fresh_shape, dtype, fresh_ops))]
+    for name, args in cases:
+        expect_equal(addressing(outcome(getattr(impl.tensors, name), *args)),
+                     addressing(outcome(getattr(ref.tensors, name), *args)), what=call_text(name, *args),
+                     source="reference")
