@@ -40,7 +40,7 @@ meta: $(STAMP) sandbox
 test: lint reference meta
 
 grade: $(STAMP) sandbox
-	$(BIN)/resource-grader grade $(SUBMISSION)
+	$(BIN)/resource-grader grade $(SUBMISSION) --local
 
 bench: $(STAMP)
 	$(BIN)/python -m grader.bench

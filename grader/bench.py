@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
             shutil.copy(OFFICIAL_ROOT / "reference" / f"{problem.module}.py", submission)
         out = Path(tmp, "results.json")
         one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-        peak = run_measured(one_core + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out)])
+        peak = run_measured(one_core + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
+                                          "--local"])
         score = json.loads(out.read_text())["score"] if out.exists() else "no results.json"
     print(f"grader, full correct submission{', one core' if one_core else ''}: {peak.seconds:6.1f} s, score {score}")
     print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "

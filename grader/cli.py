@@ -26,6 +26,7 @@ from grader import registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, results_json, score_run, table
+from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
 
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
@@ -49,14 +50,18 @@ class Graded:
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
                  "the details in the grader's log.")
+LOCAL_MODE = ("Local grade: the public inputs (those of `pytest --hypothesis-profile=grade`). The official grade "
+              "tries other generated inputs, drawn from a course secret and your submission.")
 SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
              "to look at; no score is given until then.")
 
 
-def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers) -> Graded:
+def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
+                     secret: bytes | None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
-    the submission is dead. What went wrong on the grader's side goes to the operator (stderr), never into
-    the student's results."""
+    the submission is dead. The generated tests draw their inputs from the course `secret` and the
+    submission's modules (None: local mode, the public inputs). What went wrong on the grader's side goes to
+    the operator (stderr), never into the student's results."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
@@ -68,7 +73,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             workspace = build_workspace(submission, box.private)
             box.expose(workspace.root)
             markers = " or ".join(problems) if problems else None
-            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec())
+            seed = None if secret is None else grading_seed(secret, workspace.modules())
+            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
         operator += box.problems
         if run.problems:
             status = "error"
@@ -80,6 +86,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if missing:
                 notes.append("Not in the submission (graded as the untouched stub): "
                              + ", ".join(f"{m}.py" for m in missing))
+            if secret is None:
+                notes.append(LOCAL_MODE)
             if run.timed_out:
                 notes.append(f"The submission's time limit ({limits.submission_seconds:g} s) was reached; "
                              "tests that had not run count as failed.")
@@ -109,16 +117,18 @@ def write_atomically(path: Path, text: str) -> None:
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3}
 
 
-def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers) -> int:
+def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
+          secret: bytes | None) -> int:
     if not layers.sandboxed:
         print(layers.describe())
-    graded = grade_submission(submission, out, limits, problems, layers)
+    graded = grade_submission(submission, out, limits, problems, layers, secret)
     print(graded.text)
     print(f"\nresults written to {out}")
     return EXIT_STATUS[graded.status]
 
 
-def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers) -> int:
+def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
+          secret: bytes) -> int:
     """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
     own (its own uid): OUT/<name>/results.json each, and OUT/grades.csv with one row per submission (a status
     column, never an aborted batch)."""
@@ -136,7 +146,8 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
     rows = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # each grading is its own processes; threads just wait
-        futures = {pool.submit(grade_submission, s, out / s.stem / "results.json", limits, problems, layers): s
+        futures = {pool.submit(grade_submission, s, out / s.stem / "results.json", limits, problems, layers,
+                               secret): s
                    for s in submissions}
         for done, future in enumerate(as_completed(futures), start=1):
             graded = future.result()
@@ -167,6 +178,9 @@ def _add_common(command, defaults: Limits) -> None:
                               "separate-user layer alone; none: no sandbox")
     command.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
                          help="the same as --sandbox none")
+    command.add_argument("--secret-file", type=Path, default=None,
+                         help="the course secret that seeds the generated inputs (default: $RA_GRADING_SECRET_FILE, "
+                              "else $RA_GRADING_SECRET)")
 
 
 def main(argv=None) -> int:
@@ -177,6 +191,9 @@ def main(argv=None) -> int:
     g.add_argument("submission", nargs="?", default=".", type=Path)
     g.add_argument("--out", type=Path, default=None,
                    help="results.json path (default: Gradescope's, else ./results.json)")
+    g.add_argument("--local", action="store_true",
+                   help="grade your own work without the course secret: the public inputs of "
+                        "`pytest --hypothesis-profile=grade`")
     b = commands.add_parser("batch", help="grade a folder of submissions in parallel")
     b.add_argument("folder", type=Path)
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
@@ -197,8 +214,14 @@ def main(argv=None) -> int:
     layers = sandbox.detect(options.sandbox)
     if options.sandbox == "user" and not layers.sandboxed:
         parser.error(f"--sandbox user: the user layer is not available here: {layers.why_not['user']}")
+    try:
+        secret = None if getattr(options, "local", False) else course_secret(options.secret_file)
+    except SecretError as exc:
+        print(f"resource-grader {options.command}: {exc}", file=sys.stderr)
+        return 2
     if options.command == "grade":
-        return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers)
+        return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
+                     secret)
     if options.jobs < 1:
         parser.error("--jobs must be at least 1")
     if not layers.sandboxed and options.sandbox != "none":
@@ -207,7 +230,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     try:
-        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers)
+        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret)
     except SubmissionError as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2

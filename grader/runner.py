@@ -20,6 +20,7 @@ class Limits:
     test_seconds: float = 60.0  # one test (pytest-timeout)
     call_seconds: float = 10.0  # one call into the code under test
     worker_memory_mb: int = 3072  # address space of the worker (torch alone maps ~0.6 GiB)
+    test_memory_mb: int = 4096  # address space of the test process (a full grading peaks at ~1 GiB)
 
 
 @dataclass
@@ -34,19 +35,23 @@ class RunResult:
 
 
 def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
-              sandbox: Path | None = None) -> RunResult:
+              sandbox: Path | None = None, seed: int | None = None) -> RunResult:
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
-    that `sandbox`, a grader.sandbox spec file, describes). The report is written into the workspace, which
-    the code under test can neither read nor write when it is sandboxed."""
+    that `sandbox`, a grader.sandbox spec file, describes), every generated test seeded from `seed` (None:
+    the profile's fixed inputs). The report is written into the workspace, which the code under test can
+    neither read nor write when it is sandboxed."""
     report = workspace / "report.jsonl"
     options = ["--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
                "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", f"--timeout={limits.test_seconds:g}",
-               f"--call-timeout={limits.call_seconds:g}", f"--worker-memory-mb={limits.worker_memory_mb}"]
+               f"--call-timeout={limits.call_seconds:g}", f"--worker-memory-mb={limits.worker_memory_mb}",
+               f"--test-memory-mb={limits.test_memory_mb}"]
     if sandbox:
         options.append(f"--sandbox={sandbox}")
+    if seed is not None:
+        options.append(f"--grading-seed={seed}")
     if markers:
         options += ["-m", markers]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
     # the options travel in the environment, which only this user can read, not on the command line
     env.update(PYTHONPATH=str(workspace), PYTHONDONTWRITEBYTECODE="1", PYTEST_ADDOPTS=shlex.join(options))
     result = RunResult()

@@ -27,6 +27,10 @@ class Workspace:
     taken: dict[str, str] = field(default_factory=dict)  # problem module -> where it came from
     missing: list[str] = field(default_factory=list)  # problem modules the submission lacks
 
+    def modules(self) -> dict[str, bytes]:
+        """Every problem module as graded (the submission's, or the stub where it has none): name -> bytes."""
+        return {p.module: (self.root / "assignment" / f"{p.module}.py").read_bytes() for p in registry.PROBLEMS}
+
 
 def _candidates(module: str) -> list[PurePosixPath]:
     name = f"{module}.py"

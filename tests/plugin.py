@@ -10,10 +10,12 @@ test) and, for expected values, the `ref` fixture (the reference, in this proces
 reference is not installed, as in the student release).
 """
 
+import hashlib
 import importlib.util
 import os
 from pathlib import Path
 
+import hypothesis
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from jaxtyping import install_import_hook
@@ -34,6 +36,8 @@ settings.register_profile("dev", max_examples=20, **_COMMON)
 _REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
 settings.register_profile("grade", max_examples=60, **_REPRODUCIBLE)
+# thorough: a student's most thorough local check before submitting, new random inputs every run
+settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
 # mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
 settings.register_profile("mutation", max_examples=10, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
@@ -51,6 +55,12 @@ def pytest_addoption(parser):
                     help="isolated mode: seconds one call into the code under test may take (default 20)")
     group.addoption("--worker-memory-mb", type=int, default=0,
                     help="isolated mode: address-space limit of the worker in MiB (default: none)")
+    group.addoption("--test-memory-mb", type=int, default=0,
+                    help="isolated mode: address-space limit of this test process in MiB (the grader sets it, "
+                         "so that no reply from the worker can take the test process down)")
+    group.addoption("--grading-seed", type=int, default=None, metavar="N",
+                    help="the grader: every generated test draws its inputs from N (see grader/seed.py) "
+                         "instead of the profile's fixed ones")
     group.addoption("--sandbox", default=None, metavar="SPEC",
                     help="isolated mode: start the worker in the sandbox that SPEC describes (set by the grader)")
     group.addoption("--mutant", default=None, metavar="PROBLEM:MISTAKE",
@@ -59,6 +69,11 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    if config.getoption("--test-memory-mb"):
+        import resource
+
+        limit = config.getoption("--test-memory-mb") * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     for problem in PROBLEMS:
         config.addinivalue_line("markers", f"{problem.id}: problem '{problem.id}' ({problem.points} points)")
     for name, text in EXTRA_MARKERS.items():
@@ -72,9 +87,20 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
+    seed = config.getoption("--grading-seed")
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)
+        if seed is not None:
+            _seed_generated_test(item, seed)
+
+
+def _seed_generated_test(item, seed: int) -> None:
+    """Seed a hypothesis test from the grading seed and its own name (a seed overrides derandomization)."""
+    test = getattr(item, "obj", None)
+    if getattr(test, "is_hypothesis_test", False):
+        name = f"{seed}:{item.module.__name__}:{test.__qualname__}".encode()
+        hypothesis.seed(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))(test)
 
 
 def problem_of(item) -> str | None:

@@ -1,5 +1,6 @@
 """Helpers for the meta-tests: which problems have tests, running the suite in a subprocess."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,14 @@ from tests.registry import PROBLEMS
 from tests.report import read_test_records
 
 ROOT = Path(__file__).resolve().parents[2]
+# The course secret of these tests. It is public, so it protects nothing: a course sets its own (grader/seed.py).
+GRADING_SECRET = "the meta-tests' course secret, public"
+
+
+def grader_env() -> dict[str, str]:
+    """The environment the meta-tests run the grader in: none of this pytest's settings, the tests' secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
+    return {**env, "RA_GRADING_SECRET": GRADING_SECRET}
 
 
 def problems_with_tests() -> list[str]:

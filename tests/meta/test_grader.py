@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from tests.meta.suite import ROOT
+from tests.meta.suite import ROOT, grader_env
 from tests.registry import BY_ID
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
@@ -20,7 +20,7 @@ FLOPS_POINTS = BY_ID["flops"].points
 def grade(tmp_path, submission, *extra: str) -> dict:
     out = tmp_path / "results.json"
     subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem", "flops",
-                    *extra], cwd=ROOT, check=False, capture_output=True, timeout=600)
+                    *extra], cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
     assert out.exists(), "results.json must be written in every case"
     return json.loads(out.read_text())
 
@@ -95,7 +95,7 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     out = tmp_path / "grades"
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", "flops",
                "--jobs", "2"]
-    done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, timeout=600)
+    done = subprocess.run(command, cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     rows = (out / "grades.csv").read_text().splitlines()
     assert rows[0] == "submission,status,total,flops,seconds"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
-from tests.meta.suite import ROOT
+from tests.meta.suite import ROOT, grader_env
 from tests.registry import BY_ID
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -155,8 +155,7 @@ def run_grader(args: list[str], *, as_uid: int | None = None, view: MachineView 
     if view:
         inside = view.inside(cwd) if cwd.is_relative_to(view.tmp) else str(cwd)
         command = ["bwrap", *view.options(), "--chdir", inside, "--", *command]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS"))}
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False)
+    return subprocess.run(command, cwd=cwd, env=grader_env(), capture_output=True, timeout=timeout, check=False)
 
 
 def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
@@ -286,7 +285,7 @@ def ordinary_user(view):
 def test_an_ordinary_user_grades_their_own_work(view, ordinary_user, mode):
     out = ordinary_user / f"results-{mode}.json"
     done = run_grader(["grade", view.inside(ordinary_user / "submission"), "--problem", "flops",
-                       "--out", view.inside(out), "--sandbox", mode], as_uid=ORDINARY_UID, view=view,
+                       "--out", view.inside(out), "--sandbox", mode, "--local"], as_uid=ORDINARY_UID, view=view,
                       cwd=ordinary_user / "checkout")
     stdout = done.stdout.decode(errors="replace")
     assert json.loads(out.read_text())["score"] == FLOPS_POINTS, stdout[-3000:] + done.stderr.decode()[-3000:]
@@ -299,6 +298,7 @@ def test_batch_refuses_to_run_without_a_sandbox(tmp_path, monkeypatch, capsys):
     from grader import cli
 
     monkeypatch.setattr(sandbox, "detect", lambda mode: sandbox.Layers((), {"user": "not root", "namespaces": "no"}))
+    monkeypatch.setenv("RA_GRADING_SECRET", grader_env()["RA_GRADING_SECRET"])
     (tmp_path / "alice").mkdir()
     assert cli.main(["batch", str(tmp_path), "--out", str(tmp_path / "grades")]) == 2
     assert "--no-sandbox" in capsys.readouterr().err

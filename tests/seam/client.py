@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tests.registry import PROBLEM_MODULES
 from tests.seam import codec
-from tests.seam.protocol import HEADER, MAX_MESSAGE
+from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
 
 
 class WorkerTimeout(TimeoutError):
@@ -59,7 +59,7 @@ class Worker:
         self.current_test = ""
         self.current_problem: str | None = None
         self.timed_out: dict[tuple[str, str], str] = {}
-        self._buffer = b""
+        self._requests = 0  # the id of the last request sent
 
     # -- process management -------------------------------------------------------------------
     def _start(self) -> None:
@@ -75,7 +75,6 @@ class Worker:
             command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True,
         )
-        self._buffer = b""
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
         message = self._receive(time.monotonic() + self.start_timeout, what="the worker to start")
         if message.get("event") != "ready":
@@ -110,32 +109,36 @@ class Worker:
         self.current_test, self.current_problem = nodeid, problem
 
     # -- messages -------------------------------------------------------------------------------
-    def _read_some(self, deadline: float, what: str) -> None:
-        fd = self.process.stdout.fileno()
-        remaining = deadline - time.monotonic()
-        ready = remaining > 0 and select.select([fd], [], [], remaining)[0]
-        if not ready:
-            self.kill()
-            raise WorkerTimeout(f"timed out waiting for {what}")
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            code = self.process.wait()
-            self.process = None
-            raise WorkerDied(f"the worker exited with code {code} while waiting for {what}")
-        self._buffer += chunk
+    def _read(self, n: int, deadline: float, what: str) -> bytes:
+        """Exactly `n` bytes from the worker (never more: the next frame stays in the pipe)."""
+        fd, chunks = self.process.stdout.fileno(), []
+        while n:
+            remaining = deadline - time.monotonic()
+            if not (remaining > 0 and select.select([fd], [], [], remaining)[0]):
+                self.kill()
+                raise WorkerTimeout(f"timed out waiting for {what}")
+            chunk = os.read(fd, min(n, 1 << 20))
+            if not chunk:
+                code = self.process.wait()
+                self.process = None
+                raise WorkerDied(f"the worker exited with code {code} while waiting for {what}")
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
 
-    def _receive(self, deadline: float, what: str) -> dict:
-        while len(self._buffer) < HEADER.size:
-            self._read_some(deadline, what)
-        (length,) = HEADER.unpack(self._buffer[: HEADER.size])
-        if length > MAX_MESSAGE:
+    def _receive(self, deadline: float, what: str, request_id: int | None = None) -> dict:
+        """The next frame, checked: within the limits, an object, and (for a request) carrying its id."""
+        (length,) = HEADER.unpack(self._read(HEADER.size, deadline, what))
+        try:
+            if length > MAX_MESSAGE:
+                raise ProtocolError(f"a message of {length} bytes (at most {MAX_MESSAGE})")
+            message = parse(self._read(length, deadline, what))
+            if request_id is not None and message.get("id") != request_id:
+                raise ProtocolError(f"a reply to request {message.get('id')!r} while waiting for {request_id}")
+        except ProtocolError as exc:
             self.kill()
-            raise WorkerDied(f"the worker sent a message of {length} bytes")
-        while len(self._buffer) < HEADER.size + length:
-            self._read_some(deadline, what)
-        body = self._buffer[HEADER.size : HEADER.size + length]
-        self._buffer = self._buffer[HEADER.size + length :]
-        return json.loads(body)
+            raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
+        return message
 
     def request(self, message: dict, *, module: str | None, what: str):
         """Send one request and return its decoded value. A timeout or a dead worker is raised from this one
@@ -156,7 +159,8 @@ class Worker:
             self._start()
         importing = None
         self.output.clear()
-        body = json.dumps(message, allow_nan=True).encode()
+        self._requests += 1
+        body = json.dumps({**message, "id": self._requests}, allow_nan=True).encode()
         try:
             self.process.stdin.write(HEADER.pack(len(body)) + body)
             self.process.stdin.flush()
@@ -166,7 +170,7 @@ class Worker:
         deadline = time.monotonic() + self.call_timeout
         try:
             while True:
-                reply = self._receive(deadline, what)
+                reply = self._receive(deadline, what, self._requests)
                 if reply.get("event") == "importing":
                     importing = reply["module"]
                     continue
@@ -188,9 +192,18 @@ class Worker:
                     f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
             raise WorkerDied(f"{what}: {exc}") from None
-        if reply["ok"]:
-            return codec.decode(reply["value"])
-        exc = rebuild_exception(reply["error"])
+        if reply.get("ok") is True:
+            try:
+                return codec.decode(reply.get("value"))
+            except codec.CodecError as exc:
+                self.kill()
+                raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
+        try:
+            exc = rebuild_exception(reply["error"])
+        except (KeyError, TypeError) as error:
+            self.kill()
+            raise WorkerDied(f"the worker broke the protocol while answering {what}: a malformed error "
+                             f"({type(error).__name__}: {error})") from None
         printed = self.printed()
         if printed:
             exc.add_note(f"[the code under test printed]\n{printed[-2000:]}")

@@ -20,7 +20,8 @@ ALLOWED_DATACLASSES = {
     for cls in vars(given).values()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == given.__name__
 }
-MAX_TENSOR_BYTES = 256 * 2**20
+MAX_TENSOR_BYTES = 32 * 2**20  # the largest tensor the suite passes is the lecture MLP's weights (16 MiB)
+MAX_DEPTH = 32  # nesting of the decoded values (a dict is one level)
 
 
 class CodecError(TypeError):
@@ -82,19 +83,31 @@ def _dtype(name: str) -> torch.dtype:
     return dtype
 
 
-def decode(data):
-    """The inverse of `encode`: fresh objects, built only from types this module knows."""
+def decode(data, depth: int = 0):
+    """The inverse of `encode`: fresh objects, built only from types this module knows. Data that `encode`
+    cannot have made raises CodecError."""
+    if depth > MAX_DEPTH:
+        raise CodecError(f"a value nested deeper than {MAX_DEPTH} levels")
     if data is None or type(data) in (bool, int, float, str):
         return data
     if type(data) is list:
-        return [decode(v) for v in data]
+        return [decode(v, depth + 1) for v in data]
     if type(data) is not dict:
         raise CodecError(f"malformed data of type {type(data).__name__}")
+    try:
+        return _decode_tagged(data, depth + 1)
+    except CodecError:
+        raise
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:  # a field missing or of the wrong type
+        raise CodecError(f"malformed {data.get('$')!r} value: {type(exc).__name__}: {exc}") from None
+
+
+def _decode_tagged(data: dict, depth: int):
     tag = data.get("$")
     if tag == "tuple":
-        return tuple(decode(v) for v in data["items"])
+        return tuple(decode(v, depth) for v in data["items"])
     if tag == "dict":
-        return {decode(k): decode(v) for k, v in data["items"]}
+        return {decode(k, depth): decode(v, depth) for k, v in data["items"]}
     if tag == "tensor":
         return _decode_tensor(data)
     if tag == "dtype":
@@ -105,17 +118,27 @@ def decode(data):
         cls = ALLOWED_DATACLASSES.get(data["type"])
         if cls is None:
             raise CodecError(f"unknown dataclass {data['type']!r}")
-        return cls(**decode(data["fields"]))
+        return cls(**decode(data["fields"], depth))
     raise CodecError(f"unknown tag {tag!r}")
 
 
 def _decode_tensor(data: dict) -> torch.Tensor:
-    dtype, shape = _dtype(data["dtype"]), [int(n) for n in data["shape"]]
-    raw = base64.b64decode(data["data"])
+    """A tensor whose data is exactly as many bytes as its dtype and shape say."""
+    dtype, shape = _dtype(data["dtype"]), data["shape"]
+    if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+        raise CodecError(f"a tensor shape must be a list of sizes, not {shape!r}")
+    expected = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    if expected > MAX_TENSOR_BYTES or len(data["data"]) > 4 * (MAX_TENSOR_BYTES // 3 + 1):
+        raise CodecError(f"a tensor of {expected} bytes is over the {MAX_TENSOR_BYTES}-byte limit")
+    raw = base64.b64decode(data["data"], validate=True)
+    if len(raw) != expected:
+        raise CodecError(f"a {dtype} tensor of shape {tuple(shape)} has {expected} bytes, not {len(raw)}")
     if not raw:
         t = torch.empty(shape, dtype=dtype)
     else:
         t = torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape).clone()
+    if type(data["requires_grad"]) is not bool:
+        raise CodecError("requires_grad must be true or false")
     return t.requires_grad_(True) if data["requires_grad"] else t
 
 

@@ -55,6 +55,7 @@ class Server:
 
         self.package = LocalPackage(package, on_import=self._announce_import)
         self.proto_in, self.proto_out = proto_in, proto_out
+        self.request_id = None  # echoed in every frame sent while answering a request
 
     def _announce_import(self, module: str, phase: str) -> None:
         self.send({"event": "importing" if phase == "start" else "imported", "module": module})
@@ -62,7 +63,7 @@ class Server:
     def send(self, message: dict) -> None:
         from tests.seam.protocol import write_message
 
-        write_message(self.proto_out, message)
+        write_message(self.proto_out, {**message, "id": self.request_id})
 
     def handle(self, request: dict):
         from tests.seam import codec
@@ -94,6 +95,7 @@ class Server:
                 request = read_message(self.proto_in)
             except EOFError:
                 return
+            self.request_id = request.get("id")
             try:
                 value = self.handle(request)
                 try:

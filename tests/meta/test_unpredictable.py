@@ -1,0 +1,76 @@
+"""Issue 9.1, the grader's inputs cannot be known in advance: a course secret and the submission seed every
+generated test (grader/seed.py), so the same submission repeats its grade and a table of the public inputs
+is worth nothing.
+
+The attack: record every call the flops tests make under the public `grade` profile (about 1,700), and submit
+a flops.py that answers from that table. In local mode (the public inputs) it passes generated tests without
+counting a FLOP; under a secret it passes none of them.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grader.seed import grading_seed
+from tests import test_flops
+from tests.meta.suite import ROOT, grader_env
+
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
+
+
+def grade(submission, out, *extra: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem",
+                           "flops", *extra], cwd=ROOT, env=grader_env(), capture_output=True, timeout=900)
+    assert out.exists(), done.stderr.decode()[-3000:]
+    return json.loads(out.read_text())
+
+
+def passed(results: dict) -> set[str]:
+    return {t["name"].removeprefix("flops: ") for t in results["tests"] if t["status"] == "passed"}
+
+
+def is_generated(test_name: str) -> bool:
+    """A hypothesis test (its inputs are generated), by the name of its function."""
+    return getattr(getattr(test_flops, test_name.split("[")[0], None), "is_hypothesis_test", False)
+
+
+def lookup_table_submission(folder, calls: dict) -> None:
+    lines = [(ROOT / "assignment" / "flops.py").read_text(), "import json as _json",
+             f"_TABLE = _json.loads({json.dumps(calls)!r})"]
+    for name in calls:
+        lines.append(f"def {name}(*args, **kwargs):\n    return _TABLE[{name!r}].get(repr((args, kwargs)), 0)")
+    folder.mkdir()
+    (folder / "flops.py").write_text("\n\n".join(lines) + "\n")
+
+
+def test_a_table_of_the_public_inputs_passes_no_generated_test_under_the_secret(tmp_path):
+    calls = tmp_path / "calls.json"
+    subprocess.run([sys.executable, "-m", "pytest", "tests/test_flops.py", "-q", "--impl", "reference",
+                    "--hypothesis-profile=grade", "-p", "tests.meta.recorder", f"--record-calls={calls}",
+                    "--record-module=flops"], cwd=ROOT, env=grader_env(), capture_output=True, timeout=900)
+    lookup_table_submission(tmp_path / "table", json.loads(calls.read_text()))
+    public = passed(grade(tmp_path / "table", tmp_path / "local.json", "--local"))
+    secret = passed(grade(tmp_path / "table", tmp_path / "secret.json"))
+    assert len({t for t in public if is_generated(t)}) >= 5, f"the table passes generated tests locally: {public}"
+    assert not {t for t in secret if is_generated(t)}, f"under the secret the table passed {secret}"
+
+
+def test_the_seed_follows_the_secret_and_the_content():
+    modules = {"flops": b"def f(): ...", "memory": b""}
+    seed = grading_seed(b"a" * 32, modules)
+    assert seed == grading_seed(b"a" * 32, dict(modules)), "the same submission, the same seed"
+    assert seed != grading_seed(b"b" * 32, modules), "another secret, another seed"
+    assert seed != grading_seed(b"a" * 32, {**modules, "flops": b"def f(): ... "}), "another submission, another seed"
+    assert seed != grading_seed(b"a" * 32, {"flops": b"def f(): ...m", "memory": b""}), "file boundaries count"
+
+
+def test_grading_without_a_secret_says_how_to_get_one(tmp_path):
+    env = {k: v for k, v in grader_env().items() if not k.startswith("RA_GRADING")}
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(ROOT / "assignment"), "--out",
+                           str(tmp_path / "r.json"), "--problem", "flops"], cwd=ROOT, env=env, capture_output=True,
+                          timeout=300)
+    assert done.returncode == 2
+    assert "RA_GRADING_SECRET" in done.stderr.decode() and "--local" in done.stderr.decode()
+    assert not (tmp_path / "r.json").exists()
