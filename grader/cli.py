@@ -38,20 +38,25 @@ def _default_results_path() -> Path:
 
 @dataclass
 class Graded:
-    """One submission's outcome. `status`: ok, unreadable (the submission), error (the grader, or a run whose
-    report cannot be trusted: for a person to look at, never a score)."""
+    """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
+    needs, tests/seam/guard.py: for a person to look at, with `evidence`), unreadable (the submission), error
+    (the grader, or a run whose report cannot be trusted: for a person to look at, never a score)."""
 
     submission: Path
     scores: list[ProblemScore]
     text: str
     status: str
     seconds: float
+    evidence: tuple[str, ...] = ()
 
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
                  "the details in the grader's log.")
 LOCAL_MODE = ("Local grade: the public inputs (those of `pytest --hypothesis-profile=grade`). The official grade "
               "tries other generated inputs, drawn from a course secret and your submission.")
+REVIEW = ("Flagged for review by course staff: while it was graded, this submission did something that no "
+          "solution needs to do (such as reading an oracle's source or reaching into the grader). The score "
+          "stands until they have looked.")
 SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
              "to look at; no score is given until then.")
 
@@ -66,6 +71,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     notes: list[str] = []
     scores = []
     status = "ok"
+    evidence: list[str] = []
     operator: list[str] = []
     try:
         box = Sandbox(layers, limits.submission_seconds)
@@ -88,6 +94,11 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                              + ", ".join(f"{m}.py" for m in missing))
             if secret is None:
                 notes.append(LOCAL_MODE)
+            evidence = list(dict.fromkeys(run.evidence))
+            if evidence:
+                status = "review"
+                notes.append(REVIEW)
+                operator += ["flagged for review: " + line for line in evidence]
             if run.timed_out:
                 notes.append(f"The submission's time limit ({limits.submission_seconds:g} s) was reached; "
                              "tests that had not run count as failed.")
@@ -100,10 +111,10 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         status = "error"
     text = table(scores, notes)
     seconds = time.monotonic() - start
-    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text), indent=1))
+    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence), indent=1))
     for line in operator:
         print(f"resource-grader [{submission}]: {line}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds)
+    return Graded(submission, scores, text, status, seconds, tuple(evidence))
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -114,7 +125,7 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3}
+EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}
 
 
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,

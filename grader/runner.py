@@ -32,6 +32,7 @@ class RunResult:
     exit_code: int | None = None
     log: str = ""
     problems: list[str] = field(default_factory=list)  # why the report cannot be trusted; empty when it can
+    evidence: list[str] = field(default_factory=list)  # what the worker's guard reported, "[test] what"
 
 
 def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
@@ -116,7 +117,11 @@ def _check_record(record: dict, number: int, result: RunResult, collected_ids: s
         result.problems.append(f"report line {number}: a record for {nodeid!r}, which was not collected")
     elif nodeid in result.records:
         result.problems.append(f"report line {number}: a second record for {nodeid!r}")
-    elif record.get("outcome") not in OUTCOMES or not isinstance(record.get("message"), str):
+    elif record.get("outcome") not in OUTCOMES or not isinstance(record.get("message"), str) or \
+            not isinstance(record.get("evidence", []), list):
         result.problems.append(f"report line {number}: a malformed record for {nodeid!r}")
     else:
         result.records[nodeid] = record
+        name = nodeid.split("::", 1)[-1]
+        seen = {line.split("] ", 1)[-1] for line in result.evidence}
+        result.evidence += [f"[{name}] {text}" for text in map(str, record.get("evidence", [])) if text not in seen]

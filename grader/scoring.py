@@ -107,8 +107,9 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def results_json(scores: list[ProblemScore], *, seconds: float, output: str) -> dict:
-    """Gradescope's autograder results format."""
+def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] = ()) -> dict:
+    """Gradescope's autograder results format; `review`, the evidence for course staff, goes in `extra_data`,
+    which Gradescope stores and does not show to students."""
     tests = []
     for i, p in enumerate(scores, start=1):
         for j, t in enumerate(p.tests, start=1):
@@ -124,4 +125,5 @@ def results_json(scores: list[ProblemScore], *, seconds: float, output: str) -> 
         "visibility": "visible",
         "stdout_visibility": "visible",
         "tests": tests,
+        **({"extra_data": {"review": list(review)}} if review else {}),
     }

@@ -47,4 +47,14 @@ EXTRA_MARKERS = {
     "meta": "tests of the test suite itself (TAs and CI)",
 }
 
+# What each problem is graded against and its code may not run: modules (every file of a package) and
+# compiled kernels, by dotted name. The worker's guard (tests/seam/guard.py) fails a call into the code under
+# test that runs one of them, however it was reached, and refuses to open or compile their source.
+ORACLES: dict[str, tuple[str, ...]] = {
+    "mini_einops": ("einops",),
+    "flops": ("torch.utils.flop_counter",),
+    "adamw": ("torch.optim.adam", "torch.optim.adamw", "torch._fused_adamw_", "torch._fused_adam_"),
+    "activation_checkpointing": ("torch.utils.checkpoint",),
+}
+
 assert sum(p.points for p in PROBLEMS) == 100

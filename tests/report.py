@@ -1,8 +1,8 @@
 """A pytest plugin that writes one JSON line per test as it finishes: `--report FILE`.
 
-The grader and the meta-tests read it. Lines are appended and flushed at once, so a run that is killed
-half-way still leaves the results of every test that finished.
-"""
+The grader and the meta-tests read it. A record's `evidence` lists what the worker's guard reported during the
+test (tests/seam/guard.py): the grader asks a person to review a submission with any. Lines are appended and
+flushed at once, so a run that is killed half-way still leaves the results of every test that finished."""
 
 import json
 
@@ -52,6 +52,11 @@ def failure_message(excinfo) -> str:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
+    package = getattr(item.config, "_impl_package", None)
+    if call.when == "teardown" and package is not None and package.isolated:
+        evidence = package.worker.take_evidence()  # the worker's guard (tests/seam/guard.py) during this test
+        if evidence:
+            report.user_properties.append(("evidence", evidence))
     if call.excinfo is not None and report.outcome != "passed":
         if report.skipped:
             report.user_properties.append(("message", str(call.excinfo.value)))
@@ -75,6 +80,7 @@ class _Recorder:
             "duration": 0.0, "message": "",
         })
         entry["duration"] += report.duration
+        entry.setdefault("evidence", []).extend(dict(report.user_properties).get("evidence", []))
         message = dict(report.user_properties).get("message", "")
         if report.failed and entry["outcome"] != "failed":
             entry["outcome"], entry["message"] = "failed", message

@@ -225,7 +225,9 @@ REFERENCE_LINES = [line.strip() for line in (ROOT / "reference" / "flops.py").re
 @pytest.mark.parametrize("case", CASES)
 def test_no_attack_earns_a_point_or_leaks(corpus, case):
     row = corpus["rows"][case]
-    assert row["status"] == "ok", f"{case}: status {row['status']}\n{corpus['stderr'][-3000:]}"
+    flagged = "# expect: review" in (HOSTILE / f"{case}.py").read_text()  # the guard must report the case
+    allowed = ("review",) if flagged else ("ok", "review")
+    assert row["status"] in allowed, f"{case}: status {row['status']}\n{corpus['stderr'][-3000:]}"
     results = json.loads(corpus["results"][case])
     assert results["score"] == 0 and float(row["total"]) == 0, f"{case} gained points: {results['score']}"
     assert results["tests"] and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])

@@ -1,8 +1,8 @@
 """Scenario for the einops audits: which einops functions run while the code under test runs.
 
-A profiler hook (sys.setprofile) records every Python function entered in the einops package, however the
-code under test reached it (`import einops`, `from einops import rearrange`, an alias, a helper).
-"""
+A profiler hook (sys.setprofile, after the one already set, if any) records every Python function entered in
+the einops package, however the code under test reached it (`import einops`, `from einops import rearrange`,
+an alias, a helper)."""
 
 import importlib.util
 import sys
@@ -18,7 +18,9 @@ def einops_calls(pkg, module: str, name: str, args: list, kwargs: dict) -> dict:
     exception's text or None}."""
     entered: set[str] = set()
 
-    def hook(frame, event, _arg):
+    def hook(frame, event, arg):
+        if previous is not None:  # the grading worker's own profile (tests/seam/guard.py) stays on
+            previous(frame, event, arg)
         if event == "call" and frame.f_code.co_filename.startswith(EINOPS_DIR) and frame.f_code.co_name in PUBLIC:
             entered.add(frame.f_code.co_name)
 

@@ -23,6 +23,8 @@ from tests.registry import PROBLEM_MODULES
 from tests.seam import codec
 from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
 
+MAX_EVIDENCE = 100  # reports kept per test
+
 
 class WorkerTimeout(TimeoutError):
     """The code under test did not return in time."""
@@ -60,6 +62,7 @@ class Worker:
         self.current_problem: str | None = None
         self.timed_out: dict[tuple[str, str], str] = {}
         self._requests = 0  # the id of the last request sent
+        self.evidence: list[str] = []  # what the worker's guard reported (tests/seam/guard.py), not yet taken
 
     # -- process management -------------------------------------------------------------------
     def _start(self) -> None:
@@ -76,7 +79,10 @@ class Worker:
             stderr=subprocess.PIPE, start_new_session=True,
         )
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
-        message = self._receive(time.monotonic() + self.start_timeout, what="the worker to start")
+        deadline = time.monotonic() + self.start_timeout
+        message = self._receive(deadline, what="the worker to start")
+        while self._audit(message):
+            message = self._receive(deadline, what="the worker to start")
         if message.get("event") != "ready":
             raise WorkerDied(f"the worker did not start: {message}")
 
@@ -133,12 +139,25 @@ class Worker:
             if length > MAX_MESSAGE:
                 raise ProtocolError(f"a message of {length} bytes (at most {MAX_MESSAGE})")
             message = parse(self._read(length, deadline, what))
-            if request_id is not None and message.get("id") != request_id:
+            if request_id is not None and message.get("id") != request_id and message.get("event") != "audit":
                 raise ProtocolError(f"a reply to request {message.get('id')!r} while waiting for {request_id}")
         except ProtocolError as exc:
             self.kill()
             raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
         return message
+
+    def _audit(self, message: dict) -> bool:
+        """Keep the guard's evidence (it may come from a thread, between requests: any id goes). A forged
+        one can only bring its own submission to a person's attention."""
+        if message.get("event") != "audit":
+            return False
+        if len(self.evidence) < MAX_EVIDENCE:
+            self.evidence.append(str(message.get("evidence"))[:1000])
+        return True
+
+    def take_evidence(self) -> list[str]:
+        taken, self.evidence = self.evidence, []
+        return taken
 
     def request(self, message: dict, *, module: str | None, what: str):
         """Send one request and return its decoded value. A timeout or a dead worker is raised from this one
@@ -160,7 +179,7 @@ class Worker:
         importing = None
         self.output.clear()
         self._requests += 1
-        body = json.dumps({**message, "id": self._requests}, allow_nan=True).encode()
+        body = json.dumps({**message, "id": self._requests, "problem": self.current_problem}, allow_nan=True).encode()
         try:
             self.process.stdin.write(HEADER.pack(len(body)) + body)
             self.process.stdin.flush()
@@ -171,6 +190,8 @@ class Worker:
         try:
             while True:
                 reply = self._receive(deadline, what, self._requests)
+                if self._audit(reply):
+                    continue
                 if reply.get("event") == "importing":
                     importing = reply["module"]
                     continue

@@ -16,6 +16,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from tests.registry import ORACLES
+
 SCENARIO_PREFIX = "tests.scenarios."
 
 
@@ -50,11 +52,13 @@ def error_payload(exc: BaseException) -> dict:
 
 
 class Server:
-    def __init__(self, package: str, proto_in, proto_out):
+    def __init__(self, package: str, proto_in, proto_out, scenarios: dict, guard):
         from tests.seam.local import LocalPackage
 
         self.package = LocalPackage(package, on_import=self._announce_import)
         self.proto_in, self.proto_out = proto_in, proto_out
+        self.scenarios = scenarios  # "module:function" -> the scenario, as imported before any student code
+        self.guard = guard  # tests/seam/guard.py
         self.request_id = None  # echoed in every frame sent while answering a request
 
     def _announce_import(self, module: str, phase: str) -> None:
@@ -76,11 +80,9 @@ class Server:
             return fn(*args, **kwargs)
         if op == "scenario":
             target = request["target"]
-            module_name, _, function_name = target.partition(":")
-            if not module_name.startswith(SCENARIO_PREFIX):
-                raise ValueError(f"scenarios live under {SCENARIO_PREFIX}, not {target!r}")
-            scenario = getattr(importlib.import_module(module_name), function_name)
-            return scenario(self.package, *args, **kwargs)
+            if target not in self.scenarios:
+                raise ValueError(f"no scenario {target!r} under {SCENARIO_PREFIX}")
+            return self.scenarios[target](self.package, *args, **kwargs)
         if op == "ping":
             return "pong"
         raise ValueError(f"unknown op {op!r}")
@@ -96,27 +98,56 @@ class Server:
             except EOFError:
                 return
             self.request_id = request.get("id")
+            problem = request_problem(request)
+            self.guard.enter(self.request_id, problem)
+            failure = None
             try:
                 value = self.handle(request)
                 try:
                     reply = {"ok": True, "value": codec.encode(value)}
                 except codec.CodecError as exc:
-                    reply = {"ok": False, "error": error_payload(TypeError(f"the result could not be returned: {exc}"))}
+                    failure = TypeError(f"the result could not be returned: {exc}")
             except BaseException as exc:  # noqa: B036 - student code may raise anything, sys.exit included
-                reply = {"ok": False, "error": error_payload(exc)}
+                failure = exc
+            finally:
+                ran_oracle = self.guard.leave()
+            if ran_oracle:
+                failure = RuntimeError(
+                    f"the code under test ran the oracle it is graded against ({'; '.join(ran_oracle)}): {problem} "
+                    f"must work without {', '.join(ORACLES[problem])}")
+            if failure is not None:
+                reply = {"ok": False, "error": error_payload(failure)}
+            self.guard.changed()
             self.send(reply)
             heap.release()
 
 
-def import_scenarios() -> None:
-    """The worker's modules from tests/, imported while no student code has run yet."""
+def request_problem(request: dict) -> str | None:
+    """The problem whose test sent the request (the test process says), else the module it calls."""
+    if request.get("problem"):
+        return request["problem"]
+    if request.get("op") == "call":
+        return request.get("module")
+    if request.get("op") == "scenario":
+        return str(request.get("target")).removeprefix(SCENARIO_PREFIX).partition(":")[0]
+    return None
+
+
+def import_scenarios() -> dict:
+    """The worker's modules from tests/, imported while no student code has run yet; the scenarios as
+    "module:function" -> function, looked up there from then on (never again by name in a module)."""
+    import inspect
     import pkgutil
 
     import tests.scenarios
     from tests.seam import codec, heap, local, protocol  # noqa: F401
 
-    for module in pkgutil.iter_modules(tests.scenarios.__path__):
-        importlib.import_module(SCENARIO_PREFIX + module.name)
+    scenarios = {}
+    for info in pkgutil.iter_modules(tests.scenarios.__path__):
+        module = importlib.import_module(SCENARIO_PREFIX + info.name)
+        scenarios.update({f"{module.__name__}:{name}": value for name, value in vars(module).items()
+                          if inspect.isfunction(value) and value.__module__ == module.__name__})
+    return scenarios
 
 
 def main() -> None:
@@ -138,9 +169,12 @@ def main() -> None:
     install_import_hook([options.package], "beartype.beartype")
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
-    import_scenarios()
+    scenarios = import_scenarios()
+    from tests.seam import guard
+
     if options.package == "assignment":
         sys.meta_path.insert(0, _Blocker(("reference", "grader", "tests")))
+    checks = guard.install(proto_out.fileno(), root / options.package, root / "tests", ORACLES)
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):
@@ -148,7 +182,7 @@ def main() -> None:
     if options.memory_limit_mb:
         limit = options.memory_limit_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    Server(options.package, proto_in, proto_out).serve()
+    Server(options.package, proto_in, proto_out, scenarios, checks).serve()
 
 
 if __name__ == "__main__":

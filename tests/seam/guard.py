@@ -1,0 +1,304 @@
+"""The worker's guard: what the code under test may not do inside the worker, and evidence of what it tried.
+
+The worker (tests/seam/worker.py) installs it once its own modules and the oracles are imported and before
+the code under test is. Three parts, read top to bottom:
+
+1. audit hook  `sys.addaudithook`: nothing can remove it. It refuses, whoever asks: opening an oracle's
+               source or bytecode except to import it, compiling text copied from an oracle under another
+               file's name, replacing the code of the worker's own functions, replacing the profile or trace
+               function. When the code under test asks, each refusal is also evidence, and so is reaching
+               into other code: the garbage collector's object graph, other threads' frames, frames and
+               tracebacks taken by the code under test, ctypes, new processes and threads.
+2. tripwire    a profile function, on while a problem that has an oracle (tests/registry.py: ORACLES) runs:
+               a Python call into an oracle's files, or a call of an oracle's compiled kernel, that no
+               scenario made fails the request. The code object says where code comes from, so an oracle
+               captured at import time, a copy of its code objects or a module re-imported from its file
+               are all seen.
+3. integrity   the names bound in the worker's own modules (and their classes) and the import machinery, as
+               they were before the code under test ran: `changed()` reports each rebinding as evidence.
+
+Evidence leaves at once, as an "audit" frame on the reply pipe written with one `os.write` (so nothing the
+code does later takes it back); where it cannot be sent, the action is refused. The grader marks a
+submission with evidence for review by a person (grader/cli.py).
+
+It is all Python, in the code under test's own process: code that reaches the hook's closure (through the
+garbage collector or frames, which are evidence) or raw memory (ctypes, evidence) can turn it off. That is
+why evidence is sent before the action completes, and why it asks a person instead of setting a grade.
+"""
+
+import _json
+import _thread
+import importlib
+import importlib.util
+import os
+import sys
+import types
+from pathlib import Path
+
+from tests.seam.protocol import HEADER
+
+MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
+SIGNIFICANT = 24  # characters a source line needs to identify its file (shorter ones are common to any code)
+COPIED_LINES = 8  # distinct significant lines of an oracle that make a compiled text a copy of it
+REACHING = frozenset({"gc.get_referrers", "gc.get_referents", "gc.get_objects", "sys._current_frames"})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
+                      "os.forkpty", "_thread.start_new_thread"})
+IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of an import in progress
+
+
+class Oracle:
+    """The files and compiled kernels of the oracles named in `names` (modules, packages or kernels)."""
+
+    def __init__(self, names):
+        self.files: set[str] = set()
+        self.kernels: list[object] = []
+        for name in names:
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                owner, _, attribute = name.rpartition(".")
+                self.kernels.append(getattr(importlib.import_module(owner), attribute))
+                continue
+            path = Path(module.__file__)
+            sources = path.parent.rglob("*.py") if path.name == "__init__.py" else [path]
+            self.files.update(str(p) for p in sources)
+
+    def inodes(self) -> dict[tuple[int, int], str]:
+        """(device, inode) of every source and bytecode file -> its name for the evidence."""
+        found = {}
+        for source in self.files:
+            for path in (source, importlib.util.cache_from_source(source)):
+                try:
+                    stat = os.stat(path)
+                except OSError:
+                    continue
+                found[(stat.st_dev, stat.st_ino)] = "/".join(Path(source).parts[-3:])
+        return found
+
+    def lines(self) -> frozenset[str]:
+        return frozenset(line.strip() for source in self.files
+                         for line in Path(source).read_text(encoding="utf-8", errors="replace").splitlines()
+                         if len(line.strip()) >= SIGNIFICANT and not line.strip().startswith("#"))
+
+
+def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, tuple[str, ...]]):
+    """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request, `leave()`
+    after it (what the request ran of the oracles: the worker fails it), `changed()` after it (the integrity
+    check), `send(text)` (evidence). The state the hook and the tripwire read lives in their closures."""
+    by_problem = {problem: Oracle(names) for problem, names in oracles.items()}
+    every = Oracle(())
+    for oracle in by_problem.values():
+        every.files |= oracle.files
+    inodes, copied = every.inodes(), every.lines()
+    student, grader = str(student_dir) + os.sep, str(tests_dir) + os.sep
+    scenarios = grader + "scenarios" + os.sep
+    # Everything the hook and the tripwire call is bound here, C functions where it matters: the code under
+    # test cannot swap what they use by rebinding a module's names.
+    get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
+    encode = _json.encode_basestring_ascii
+    pack, setprofile = HEADER.pack, sys.setprofile
+    main_thread = get_ident()
+    busy: set[int] = set()  # threads inside the hook or the tripwire: what they do themselves is not audited
+    request = [None, False]  # the id of the request being answered; whether the code under test is running
+    sent: set[str] = set()
+    watched: dict = {"problem": None, "files": frozenset(), "inodes": {}, "kernels": frozenset(), "known": {},
+                     "hits": []}
+
+    def send(text: str) -> bool:
+        """Evidence out now, once; False when it cannot be sent (the action is then refused)."""
+        if text in sent or len(sent) >= MAX_EVIDENCE:
+            return True
+        rid = request[0] if isinstance(request[0], int) else "null"
+        body = f'{{"event": "audit", "id": {rid}, "evidence": {encode(text[:1000])}}}'.encode()
+        try:
+            write(out_fd, pack(len(body)) + body)
+        except OSError:
+            return False
+        sent.add(text)
+        return True
+
+    def asked_by_student() -> bool:
+        return request[1] or get_ident() != main_thread
+
+    def where(frame) -> str:
+        """The innermost frame of the code under test on the stack, as "flops.py:12"."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith(student):
+                return f"{name[len(student):]}:{frame.f_lineno}"
+            frame = frame.f_back
+        return "a thread or callback of the code under test" if get_ident() != main_thread else "the worker"
+
+    def near_student(frame, depth: int = 3) -> bool:
+        while frame is not None and depth:
+            if frame.f_code.co_filename.startswith(student):
+                return True
+            frame, depth = frame.f_back, depth - 1
+        return False
+
+    def importing(frame) -> bool:
+        """Whether the innermost import in progress is that of an oracle's own module (not, say, of the
+        code under test, whose top level runs inside an import too)."""
+        while frame is not None:
+            if (frame.f_code.co_filename, frame.f_code.co_name) == IMPORTING:
+                return getattr(frame.f_locals.get("spec"), "origin", None) in every.files
+            frame = frame.f_back
+        return False
+
+    def copies_an_oracle(source) -> bool:
+        if isinstance(source, bytes):
+            source = source.decode("utf-8", "replace")
+        if not isinstance(source, str) or len(source) < SIGNIFICANT * COPIED_LINES:
+            return False
+        return len({line.strip() for line in source.splitlines()} & copied) >= COPIED_LINES
+
+    def refuse(what: str, caller) -> None:
+        if asked_by_student():
+            send(f"{what} (at {where(caller)})")
+        raise PermissionError(f"the grading worker refuses this: {what}")
+
+    def check(event: str, args: tuple, caller) -> None:
+        if event == "open":
+            path = args[0]
+            if isinstance(path, (str, bytes)):
+                try:
+                    st = stat(path)
+                except (OSError, ValueError):
+                    return
+                name = inodes.get((st.st_dev, st.st_ino))
+                if name and not importing(caller):
+                    refuse(f"opened {name}, the source of an oracle", caller)
+        elif event == "compile":
+            source, filename = args
+            if copies_an_oracle(source) and str(filename) not in every.files:
+                refuse(f"compiled a copy of an oracle's source as {filename}", caller)
+            if isinstance(filename, str) and filename.startswith("/") and not filename.startswith(student) \
+                    and not importing(caller) and asked_by_student() and not send(
+                        f"compiled code under another file's name, {filename} (at {where(caller)})"):
+                raise PermissionError("the grading worker refuses this: the audit could not be recorded")
+        elif event == "object.__setattr__":
+            target, name = args[0], args[1]
+            code = getattr(target, "__code__", None) if name in ("__code__", "__defaults__", "__kwdefaults__") else None
+            if code is not None and code.co_filename.startswith(grader):
+                refuse(f"replaced {name} of the grader's {getattr(target, '__qualname__', '?')}", caller)
+        elif event in ("sys.setprofile", "sys.settrace"):
+            if not (caller.f_code.co_filename.startswith(grader) and where(caller) == "the worker"):
+                refuse(f"called {event}, which the grading worker's tripwire uses", caller)
+        elif asked_by_student():
+            evidence = None
+            if event in REACHING and near_student(caller):
+                evidence = f"called {event}, which reaches into the grader's objects"
+            elif event == "sys._getframe" and near_student(caller):
+                evidence = "took a frame of the stack (sys._getframe)"
+            elif event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES and near_student(caller):
+                evidence = f"took a frame from a traceback or generator ({args[1]})"
+            elif event.startswith("ctypes.") and near_student(caller):
+                evidence = f"used ctypes ({event})"
+            elif event in SPAWNING or event.startswith("os.exec") or event.startswith("os.spawn"):
+                evidence = f"started a process or thread ({event})"
+            if evidence and not send(f"{evidence} (at {where(caller)})"):
+                raise PermissionError("the grading worker refuses this: the audit could not be recorded")
+
+    def hook(event: str, args: tuple) -> None:
+        me = get_ident()
+        if me in busy:
+            return
+        busy.add(me)
+        try:
+            check(event, args, getframe(1))
+        finally:
+            busy.discard(me)
+
+    def called_by_scenario(frame) -> bool:
+        """Whether the innermost frame of the worker's own code or the code under test above `frame` is a
+        scenario's (the scenarios may run an oracle; the code under test may not)."""
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith(scenarios):
+                return True
+            if name.startswith(student):
+                return False
+            frame = frame.f_back
+        return False
+
+    def is_oracle_file(filename: str) -> bool:
+        known = watched["known"]
+        if filename not in known:
+            try:
+                st = stat(filename)
+                known[filename] = filename in watched["files"] or (st.st_dev, st.st_ino) in watched["inodes"]
+            except (OSError, ValueError, TypeError):
+                known[filename] = filename in watched["files"]
+        return known[filename]
+
+    def tripwire(frame, event, arg):
+        me = get_ident()
+        if event not in ("call", "c_call") or me in busy:
+            return
+        busy.add(me)
+        try:
+            if event == "call":
+                hit = is_oracle_file(frame.f_code.co_filename) and not called_by_scenario(frame.f_back)
+                label = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
+            elif event == "c_call":
+                hit = id(arg) in watched["kernels"] and not called_by_scenario(frame)
+                label = getattr(arg, "__name__", "a kernel")
+            if hit and len(watched["hits"]) < 5:
+                watched["hits"].append(f"{label} (from {where(frame)})")
+        finally:
+            busy.discard(me)
+
+    sys.addaudithook(hook)
+
+    def enter(request_id, problem: str | None) -> None:
+        request[0], request[1] = request_id, True
+        oracle = by_problem.get(problem)
+        watched.update(hits=[])
+        if oracle is None:
+            return
+        if watched.get("problem") != problem:
+            watched.update(problem=problem, files=frozenset(oracle.files), inodes=oracle.inodes(), known={},
+                           kernels=frozenset(id(k) for k in oracle.kernels))
+        set_profile(tripwire)
+
+    def set_profile(function) -> None:
+        """The guard's own call: not the code under test replacing the profile. Threads the code under test
+        starts are not watched (starting one is evidence)."""
+        busy.add(main_thread)
+        try:
+            setprofile(function)
+        finally:
+            busy.discard(main_thread)
+
+    def leave() -> list[str]:
+        set_profile(None)
+        request[1] = False
+        hits, watched["hits"] = watched["hits"], []
+        return hits
+
+    snapshot = _bindings()
+
+    def changed() -> list[str]:
+        now = _bindings()
+        found = [f"rebound the grader's {name}" for name, value in snapshot.items() if now.get(name) != value]
+        for text in found:
+            send(f"{text} (found after a request)")
+        return found
+
+    return types.SimpleNamespace(enter=enter, leave=leave, changed=changed, send=send)
+
+
+def _bindings() -> dict[str, object]:
+    """"module.name" (and "module.Class.name") -> id(value), for the worker's own modules; the import
+    machinery's finders and hooks."""
+    found = {"sys.meta_path": tuple(map(id, sys.meta_path)), "sys.path_hooks": tuple(map(id, sys.path_hooks))}
+    for module_name, module in list(sys.modules.items()):
+        if not (module_name == "__main__" or module_name == "tests" or module_name.startswith("tests.")):
+            continue
+        for name, value in list(vars(module).items()):
+            found[f"{module_name}.{name}"] = id(value)
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                for attribute, member in list(vars(value).items()):
+                    found[f"{module_name}.{name}.{attribute}"] = id(member)
+    return found
