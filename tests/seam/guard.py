@@ -137,6 +137,13 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             frame, depth = frame.f_back, depth - 1
         return False
 
+    def any_import(frame) -> bool:
+        while frame is not None:
+            if (frame.f_code.co_filename, frame.f_code.co_name) == IMPORTING:
+                return True
+            frame = frame.f_back
+        return False
+
     def importing(frame) -> bool:
         """Whether the innermost import in progress is that of an oracle's own module (not, say, of the
         code under test, whose top level runs inside an import too)."""
@@ -174,7 +181,7 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             if copies_an_oracle(source) and str(filename) not in every.files:
                 refuse(f"compiled a copy of an oracle's source as {filename}", caller)
             if isinstance(filename, str) and filename.startswith("/") and not filename.startswith(student) \
-                    and not importing(caller) and asked_by_student() and not send(
+                    and not any_import(caller) and asked_by_student() and not send(
                         f"compiled code under another file's name, {filename} (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "object.__setattr__":
