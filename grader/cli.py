@@ -39,15 +39,15 @@ def _default_results_path() -> Path:
 @dataclass
 class Graded:
     """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
-    needs, tests/seam/guard.py: for a person to look at, with `evidence`), unreadable (the submission), error
-    (the grader, or a run whose report cannot be trusted: for a person to look at, never a score)."""
+    needs, tests/seam/guard.py: for a person to look at, the evidence in its results.json), unreadable (the
+    submission), error (the grader, or a run whose report cannot be trusted: for a person to look at, never a
+    score)."""
 
     submission: Path
     scores: list[ProblemScore]
     text: str
     status: str
     seconds: float
-    evidence: tuple[str, ...] = ()
 
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
@@ -94,7 +94,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                              + ", ".join(f"{m}.py" for m in missing))
             if secret is None:
                 notes.append(LOCAL_MODE)
-            evidence = list(dict.fromkeys(run.evidence))
+            evidence = run.evidence  # one line per distinct report (grader/runner.py)
             if evidence:
                 status = "review"
                 notes.append(REVIEW)
@@ -114,7 +114,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence), indent=1))
     for line in operator:
         print(f"resource-grader [{submission}]: {line}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds, tuple(evidence))
+    return Graded(submission, scores, text, status, seconds)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -107,7 +107,7 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] = ()) -> dict:
+def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None) -> dict:
     """Gradescope's autograder results format; `review`, the evidence for course staff, goes in `extra_data`,
     which Gradescope stores and does not show to students."""
     tests = []

@@ -2,7 +2,8 @@
 
 The grader and the meta-tests read it. A record's `evidence` lists what the worker's guard reported during the
 test (tests/seam/guard.py): the grader asks a person to review a submission with any. Lines are appended and
-flushed at once, so a run that is killed half-way still leaves the results of every test that finished."""
+flushed at once, so a run that is killed half-way still leaves the results of every test that finished.
+"""
 
 import json
 

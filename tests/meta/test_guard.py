@@ -145,10 +145,15 @@ def worker_tree(tmp_path_factory) -> Path:
     return root
 
 
-def call_attack(root: Path, problem: str, attack: str):
-    """`attack()` added to the stub of `problem`, called in a fresh worker: (value or exception, evidence)."""
+def add_attack(root: Path, problem: str, attack: str) -> None:
+    """The stub of `problem` in the worker's copy, with `attack` appended."""
     module = root / "assignment" / f"{problem}.py"
     module.write_text((ROOT / "assignment" / f"{problem}.py").read_text() + "\n" + textwrap.dedent(attack))
+
+
+def call_attack(root: Path, problem: str, attack: str):
+    """`attack()` added to the stub of `problem`, called in a fresh worker: (value or exception, evidence)."""
+    add_attack(root, problem, attack)
     package = IsolatedPackage("assignment", root, call_timeout=60)
     try:
         package.worker.begin_test(f"test_guard::{problem}", problem)
@@ -156,14 +161,14 @@ def call_attack(root: Path, problem: str, attack: str):
             outcome = getattr(package, problem).attack()
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             outcome = exc
-        return outcome, package.worker.take_evidence(), package
+        return outcome, package.worker.take_evidence()
     finally:
         package.close()
 
 
 @pytest.mark.parametrize("problem", sorted(ORACLES))
 def test_an_oracle_captured_at_import_time_fails_the_call(worker_tree, problem):
-    outcome, _, _ = call_attack(worker_tree, problem, CAPTURED[problem])
+    outcome, _ = call_attack(worker_tree, problem, CAPTURED[problem])
     assert isinstance(outcome, RuntimeError) and "ran the oracle" in str(outcome), \
         f"{problem}: the captured oracle ran unnoticed: {outcome!r}"
 
@@ -171,7 +176,7 @@ def test_an_oracle_captured_at_import_time_fails_the_call(worker_tree, problem):
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_each_route_around_the_oracle_is_refused_or_reported(worker_tree, route):
     attack, failure, evidence = ROUTES[route]
-    outcome, reported, _ = call_attack(worker_tree, "flops", attack)
+    outcome, reported = call_attack(worker_tree, "flops", attack)
     if failure is not None:
         assert isinstance(outcome, Exception) and failure in f"{type(outcome).__name__}: {outcome}", \
             f"{route}: the call did not fail with {failure}: {outcome!r}"
@@ -184,9 +189,7 @@ def test_each_route_around_the_oracle_is_refused_or_reported(worker_tree, route)
 def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):
     from tests.scenarios import flops as scenarios
 
-    module = worker_tree / "assignment" / "flops.py"
-    attack = textwrap.dedent(ROUTES["scenario_rebound"][0])
-    module.write_text((ROOT / "assignment" / "flops.py").read_text() + "\n" + attack)
+    add_attack(worker_tree, "flops", ROUTES["scenario_rebound"][0])
     package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
     try:
         package.worker.begin_test("test_guard::rebound", "flops")

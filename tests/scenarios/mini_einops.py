@@ -2,7 +2,8 @@
 
 A profiler hook (sys.setprofile, after the one already set, if any) records every Python function entered in
 the einops package, however the code under test reached it (`import einops`, `from einops import rearrange`,
-an alias, a helper)."""
+an alias, a helper).
+"""
 
 import importlib.util
 import sys

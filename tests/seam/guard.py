@@ -44,6 +44,7 @@ REACHING = frozenset({"gc.get_referrers", "gc.get_referents", "gc.get_objects", 
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                       "os.forkpty", "_thread.start_new_thread"})
+_MISSING = object()
 IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of an import in progress
 
 
@@ -87,9 +88,7 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     after it (what the request ran of the oracles: the worker fails it), `changed()` after it (the integrity
     check), `send(text)` (evidence). The state the hook and the tripwire read lives in their closures."""
     by_problem = {problem: Oracle(names) for problem, names in oracles.items()}
-    every = Oracle(())
-    for oracle in by_problem.values():
-        every.files |= oracle.files
+    every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, str(tests_dir) + os.sep
     scenarios = grader + "scenarios" + os.sep
@@ -137,21 +136,17 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             frame, depth = frame.f_back, depth - 1
         return False
 
-    def any_import(frame) -> bool:
-        while frame is not None:
-            if (frame.f_code.co_filename, frame.f_code.co_name) == IMPORTING:
-                return True
+    def innermost_import(frame):
+        """The frame of the innermost import in progress on the stack, or None."""
+        while frame is not None and (frame.f_code.co_filename, frame.f_code.co_name) != IMPORTING:
             frame = frame.f_back
-        return False
+        return frame
 
-    def importing(frame) -> bool:
+    def importing_an_oracle(frame) -> bool:
         """Whether the innermost import in progress is that of an oracle's own module (not, say, of the
         code under test, whose top level runs inside an import too)."""
-        while frame is not None:
-            if (frame.f_code.co_filename, frame.f_code.co_name) == IMPORTING:
-                return getattr(frame.f_locals.get("spec"), "origin", None) in every.files
-            frame = frame.f_back
-        return False
+        found = innermost_import(frame)
+        return found is not None and getattr(found.f_locals.get("spec"), "origin", None) in every.files
 
     def copies_an_oracle(source) -> bool:
         if isinstance(source, bytes):
@@ -174,14 +169,14 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
                 except (OSError, ValueError):
                     return
                 name = inodes.get((st.st_dev, st.st_ino))
-                if name and not importing(caller):
+                if name and not importing_an_oracle(caller):
                     refuse(f"opened {name}, the source of an oracle", caller)
         elif event == "compile":
             source, filename = args
             if copies_an_oracle(source) and str(filename) not in every.files:
                 refuse(f"compiled a copy of an oracle's source as {filename}", caller)
             if isinstance(filename, str) and filename.startswith("/") and not filename.startswith(student) \
-                    and not any_import(caller) and asked_by_student() and not send(
+                    and innermost_import(caller) is None and asked_by_student() and not send(
                         f"compiled code under another file's name, {filename} (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "object.__setattr__":
@@ -190,7 +185,8 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             if code is not None and code.co_filename.startswith(grader):
                 refuse(f"replaced {name} of the grader's {getattr(target, '__qualname__', '?')}", caller)
         elif event in ("sys.setprofile", "sys.settrace"):
-            if not (caller.f_code.co_filename.startswith(grader) and where(caller) == "the worker"):
+            by_grader = caller is not None and caller.f_code.co_filename.startswith(grader)
+            if not (by_grader and where(caller) == "the worker"):
                 refuse(f"called {event}, which the grading worker's tripwire uses", caller)
         elif asked_by_student():
             evidence = None
@@ -213,7 +209,11 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             return
         busy.add(me)
         try:
-            check(event, args, getframe(1))
+            try:
+                caller = getframe(1)
+            except ValueError:  # raised with no Python frame above the hook (from C, at shutdown)
+                caller = None
+            check(event, args, caller)
         finally:
             busy.discard(me)
 
@@ -284,11 +284,18 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
         hits, watched["hits"] = watched["hits"], []
         return hits
 
-    snapshot = _bindings()
+    snapshot = [(label, live, tuple(live) if isinstance(live, list) else dict(live)) for label, live in _namespaces()]
 
     def changed() -> list[str]:
-        now = _bindings()
-        found = [f"rebound the grader's {name}" for name, value in snapshot.items() if now.get(name) != value]
+        """What was rebound since install, by identity (a replacement cannot pass for the original)."""
+        found = []
+        for label, live, saved in snapshot:
+            if isinstance(saved, tuple):
+                if len(live) != len(saved) or any(a is not b for a, b in zip(live, saved, strict=False)):
+                    found.append(f"rebound the grader's {label}")
+            else:
+                found += [f"rebound the grader's {label}.{name}" for name, value in saved.items()
+                          if live.get(name, _MISSING) is not value]
         for text in found:
             send(f"{text} (found after a request)")
         return found
@@ -296,16 +303,13 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     return types.SimpleNamespace(enter=enter, leave=leave, changed=changed, send=send)
 
 
-def _bindings() -> dict[str, object]:
-    """"module.name" (and "module.Class.name") -> id(value), for the worker's own modules; the import
-    machinery's finders and hooks."""
-    found = {"sys.meta_path": tuple(map(id, sys.meta_path)), "sys.path_hooks": tuple(map(id, sys.path_hooks))}
+def _namespaces() -> list[tuple[str, object]]:
+    """(label, live namespace) of the worker's own modules and their classes, and the import machinery's
+    finders and hooks: what `changed()` compares with its snapshot."""
+    found: list[tuple[str, object]] = [("sys.meta_path", sys.meta_path), ("sys.path_hooks", sys.path_hooks)]
     for module_name, module in list(sys.modules.items()):
-        if not (module_name == "__main__" or module_name == "tests" or module_name.startswith("tests.")):
-            continue
-        for name, value in list(vars(module).items()):
-            found[f"{module_name}.{name}"] = id(value)
-            if isinstance(value, type) and value.__module__ == module.__name__:
-                for attribute, member in list(vars(value).items()):
-                    found[f"{module_name}.{name}.{attribute}"] = id(member)
+        if module_name == "__main__" or module_name == "tests" or module_name.startswith("tests."):
+            found.append((module_name, vars(module)))
+            found += [(f"{module_name}.{name}", vars(value)) for name, value in list(vars(module).items())
+                      if isinstance(value, type) and value.__module__ == module.__name__]
     return found
