@@ -75,6 +75,19 @@ ROUTES = {
                 torch.ones(2, 3) @ torch.ones(3, 4)
             return mode.get_total_flops()
     """, "ran the oracle", None),
+    "scenario_impersonated": ("""
+        import os as _os
+        import tests.scenarios.flops as _scenarios
+        _fake = _os.path.join(_os.path.dirname(_scenarios.__file__), "helpers.py")  # a scenario's file name
+        _namespace = {}
+        exec(compile("def run(mode, work):\\n    with mode(display=False) as m:\\n        work()\\n"
+                     "    return m.get_total_flops()\\n", _fake, "exec"), _namespace)
+
+        def attack():
+            import torch
+            import torch.utils.flop_counter as fc
+            return _namespace["run"](fc.FlopCounterMode, lambda: torch.ones(2, 3) @ torch.ones(3, 4))
+    """, "ran the oracle", "compiled code under another file's name"),
     "reimported": ("""
         def attack():
             import importlib, sys, torch

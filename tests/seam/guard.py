@@ -45,6 +45,7 @@ FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                       "os.forkpty", "_thread.start_new_thread"})
 _MISSING = object()
+SCENARIO_MODULES = "tests.scenarios."  # their code may run an oracle (to measure it, or to disable it)
 IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of an import in progress
 
 
@@ -91,7 +92,7 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, str(tests_dir) + os.sep
-    scenarios = grader + "scenarios" + os.sep
+    scenario_code = frozenset(map(id, _code_of(SCENARIO_MODULES)))
     # Everything the hook and the tripwire call is bound here, C functions where it matters: the code under
     # test cannot swap what they use by rebinding a module's names.
     get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
@@ -136,17 +137,12 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             frame, depth = frame.f_back, depth - 1
         return False
 
-    def innermost_import(frame):
-        """The frame of the innermost import in progress on the stack, or None."""
+    def import_origin(frame) -> str | None:
+        """The file that the innermost import in progress on the stack loads, or None. (The top level of the
+        code under test runs inside an import too: of its own file.)"""
         while frame is not None and (frame.f_code.co_filename, frame.f_code.co_name) != IMPORTING:
             frame = frame.f_back
-        return frame
-
-    def importing_an_oracle(frame) -> bool:
-        """Whether the innermost import in progress is that of an oracle's own module (not, say, of the
-        code under test, whose top level runs inside an import too)."""
-        found = innermost_import(frame)
-        return found is not None and getattr(found.f_locals.get("spec"), "origin", None) in every.files
+        return None if frame is None else getattr(frame.f_locals.get("spec"), "origin", None)
 
     def copies_an_oracle(source) -> bool:
         if isinstance(source, bytes):
@@ -169,14 +165,14 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
                 except (OSError, ValueError):
                     return
                 name = inodes.get((st.st_dev, st.st_ino))
-                if name and not importing_an_oracle(caller):
+                if name and import_origin(caller) not in every.files:
                     refuse(f"opened {name}, the source of an oracle", caller)
         elif event == "compile":
             source, filename = args
             if copies_an_oracle(source) and str(filename) not in every.files:
                 refuse(f"compiled a copy of an oracle's source as {filename}", caller)
             if isinstance(filename, str) and filename.startswith("/") and not filename.startswith(student) \
-                    and innermost_import(caller) is None and asked_by_student() and not send(
+                    and import_origin(caller) != filename and asked_by_student() and not send(
                         f"compiled code under another file's name, {filename} (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "object.__setattr__":
@@ -221,10 +217,9 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
         """Whether the innermost frame of the worker's own code or the code under test above `frame` is a
         scenario's (the scenarios may run an oracle; the code under test may not)."""
         while frame is not None:
-            name = frame.f_code.co_filename
-            if name.startswith(scenarios):
+            if id(frame.f_code) in scenario_code:  # the code itself, not its file's name, which anyone can borrow
                 return True
-            if name.startswith(student):
+            if frame.f_code.co_filename.startswith(student):
                 return False
             frame = frame.f_back
         return False
@@ -301,6 +296,23 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
         return found
 
     return types.SimpleNamespace(enter=enter, leave=leave, changed=changed, send=send)
+
+
+def _code_of(prefix: str) -> list[types.CodeType]:
+    """Every code object of the imported modules under `prefix`: their functions, methods and what those
+    define inside (comprehensions, lambdas, nested functions). They stay alive, so their ids stay theirs."""
+    found, pending = [], []
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(prefix):
+            continue
+        for value in list(vars(module).values()):
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            pending += [m.__code__ for m in members if isinstance(m, types.FunctionType) and m.__module__ == name]
+    while pending:
+        code = pending.pop()
+        found.append(code)
+        pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
 
 
 def _namespaces() -> list[tuple[str, object]]:
