@@ -88,6 +88,39 @@ ROUTES = {
             import torch.utils.flop_counter as fc
             return _namespace["run"](fc.FlopCounterMode, lambda: torch.ones(2, 3) @ torch.ones(3, 4))
     """, "ran the oracle", "compiled code under another file's name"),
+    "tripwire_blinded": ("""
+        def attack():
+            import sys, torch
+            import torch.utils.flop_counter as fc
+            tripwire = sys.getprofile()
+            try:  # its state is in its defaults: empty the oracle's files
+                tripwire.__defaults__ = tuple(frozenset() if isinstance(d, frozenset) else d
+                                              for d in tripwire.__defaults__)
+            except PermissionError:
+                pass
+            with fc.FlopCounterMode(display=False) as mode:
+                torch.ones(2, 3) @ torch.ones(3, 4)
+            return mode.get_total_flops()
+    """, "ran the oracle", "replaced __defaults__ of the grader's"),
+    "constants_rebound": ("""
+        def attack():
+            import sys
+            import torch.utils.flop_counter as fc
+            guard = sys.modules["tests.seam.guard"]
+            guard.AUDITED, guard.AUDITED_PREFIXES = frozenset(), ()
+            return len(open(fc.__file__).read())
+    """, "PermissionError", "opened torch/utils/flop_counter.py"),
+    "builtins_swapped": ("""
+        def attack():
+            import builtins
+            import torch.utils.flop_counter as fc
+            real = builtins.isinstance
+            builtins.isinstance = lambda value, kinds: False
+            try:
+                return len(open(fc.__file__).read())
+            finally:
+                builtins.isinstance = real
+    """, "PermissionError", "opened torch/utils/flop_counter.py"),
     "reimported": ("""
         def attack():
             import importlib, sys, torch

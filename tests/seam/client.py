@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.registry import PROBLEM_MODULES
+from tests.registry import ORACLES, PROBLEM_MODULES
 from tests.seam import codec
 from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
 
@@ -63,6 +63,7 @@ class Worker:
         self.timed_out: dict[tuple[str, str], str] = {}
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (tests/seam/guard.py), not yet taken
+        self.oracle_runs: list[str] = []  # the oracle code the current request ran, as the guard's tripwire saw it
 
     # -- process management -------------------------------------------------------------------
     def _start(self) -> None:
@@ -151,8 +152,9 @@ class Worker:
         one can only bring its own submission to a person's attention."""
         if message.get("event") != "audit":
             return False
-        if len(self.evidence) < MAX_EVIDENCE:
-            self.evidence.append(str(message.get("evidence"))[:1000])
+        kept = self.oracle_runs if "oracle" in message else self.evidence
+        if len(kept) < MAX_EVIDENCE:
+            kept.append(str(message.get("oracle", message.get("evidence")))[:1000])
         return True
 
     def take_evidence(self) -> list[str]:
@@ -178,6 +180,7 @@ class Worker:
             self._start()
         importing = None
         self.output.clear()
+        self.oracle_runs = []
         self._requests += 1
         body = json.dumps({**message, "id": self._requests, "problem": self.current_problem}, allow_nan=True).encode()
         try:
@@ -213,6 +216,10 @@ class Worker:
                     f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
             raise WorkerDied(f"{what}: {exc}") from None
+        if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
+            oracles = ", ".join(ORACLES.get(self.current_problem, ())) or "it"
+            raise RuntimeError(f"the code under test ran the oracle it is graded against "
+                               f"({'; '.join(self.oracle_runs[:5])}): it must work without {oracles}")
         if reply.get("ok") is True:
             try:
                 return codec.decode(reply.get("value"))

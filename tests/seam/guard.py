@@ -28,6 +28,7 @@ why evidence is sent before the action completes, and why it asks a person inste
 
 import _json
 import _thread
+import builtins
 import importlib
 import importlib.util
 import os
@@ -40,10 +41,15 @@ from tests.seam.protocol import HEADER
 MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
 SIGNIFICANT = 24  # characters a source line needs to identify its file (shorter ones are common to any code)
 COPIED_LINES = 8  # distinct significant lines of an oracle that make a compiled text a copy of it
+# The events the hook looks at (all others return at once); for attribute events, which attributes.
+ATTRIBUTE_EVENTS = {"object.__getattr__": frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"}),
+                    "object.__setattr__": frozenset({"__code__", "__defaults__", "__kwdefaults__"})}
 REACHING = frozenset({"gc.get_referrers", "gc.get_referents", "gc.get_objects", "sys._current_frames"})
-FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                       "os.forkpty", "_thread.start_new_thread"})
+AUDITED = frozenset({"open", "compile", "sys.setprofile", "sys.settrace", "sys._getframe", *ATTRIBUTE_EVENTS,
+                     *REACHING, *SPAWNING})
+AUDITED_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 _MISSING = object()
 SCENARIO_MODULES = "tests.scenarios."  # their code may run an oracle (to measure it, or to disable it)
 IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of an import in progress
@@ -85,29 +91,31 @@ class Oracle:
 
 
 def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, tuple[str, ...]]):
-    """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request, `leave()`
-    after it (what the request ran of the oracles: the worker fails it), `changed()` after it (the integrity
-    check), `send(text)` (evidence). The state the hook and the tripwire read lives in their closures."""
+    """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request (the
+    problem's tripwire on), `leave()` after it, `changed()` after it (the integrity check). The hook's state
+    lives in its closure, which nothing outside the interpreter's list of hooks refers to."""
+    # What the hook calls is bound here, C functions where it matters: the code under test cannot swap what it
+    # uses by rebinding a module's names or the builtins.
+    isinstance, getattr, len, str = builtins.isinstance, builtins.getattr, builtins.len, builtins.str
     by_problem = {problem: Oracle(names) for problem, names in oracles.items()}
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, str(tests_dir) + os.sep
     scenario_code = frozenset(map(id, _code_of(SCENARIO_MODULES)))
-    # Everything the hook and the tripwire call is bound here, C functions where it matters: the code under
-    # test cannot swap what they use by rebinding a module's names.
     get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
-    encode = _json.encode_basestring_ascii
+    encode, max_evidence = _json.encode_basestring_ascii, MAX_EVIDENCE
     pack, setprofile = HEADER.pack, sys.setprofile
     main_thread = get_ident()
-    busy: set[int] = set()  # threads inside the hook or the tripwire: what they do themselves is not audited
+    busy: set[int] = set()  # threads inside the hook (its own sys._getframe is not audited)
+    # the constants too: rebinding this module's names cannot blind the hook, even for a moment
+    audited, audited_prefixes, attribute_events = AUDITED, AUDITED_PREFIXES, ATTRIBUTE_EVENTS
+    reaching, spawning, importing, significant, copied_lines = REACHING, SPAWNING, IMPORTING, SIGNIFICANT, COPIED_LINES
     request = [None, False]  # the id of the request being answered; whether the code under test is running
     sent: set[str] = set()
-    watched: dict = {"problem": None, "files": frozenset(), "inodes": {}, "kernels": frozenset(), "known": {},
-                     "hits": []}
 
     def send(text: str) -> bool:
         """Evidence out now, once; False when it cannot be sent (the action is then refused)."""
-        if text in sent or len(sent) >= MAX_EVIDENCE:
+        if text in sent or len(sent) >= max_evidence:
             return True
         rid = request[0] if isinstance(request[0], int) else "null"
         body = f'{{"event": "audit", "id": {rid}, "evidence": {encode(text[:1000])}}}'.encode()
@@ -140,16 +148,16 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     def import_origin(frame) -> str | None:
         """The file that the innermost import in progress on the stack loads, or None. (The top level of the
         code under test runs inside an import too: of its own file.)"""
-        while frame is not None and (frame.f_code.co_filename, frame.f_code.co_name) != IMPORTING:
+        while frame is not None and (frame.f_code.co_filename, frame.f_code.co_name) != importing:
             frame = frame.f_back
         return None if frame is None else getattr(frame.f_locals.get("spec"), "origin", None)
 
     def copies_an_oracle(source) -> bool:
         if isinstance(source, bytes):
             source = source.decode("utf-8", "replace")
-        if not isinstance(source, str) or len(source) < SIGNIFICANT * COPIED_LINES:
+        if not isinstance(source, str) or len(source) < significant * copied_lines:
             return False
-        return len({line.strip() for line in source.splitlines()} & copied) >= COPIED_LINES
+        return len({line.strip() for line in source.splitlines()} & copied) >= copied_lines
 
     def refuse(what: str, caller) -> None:
         if asked_by_student():
@@ -177,7 +185,7 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "object.__setattr__":
             target, name = args[0], args[1]
-            code = getattr(target, "__code__", None) if name in ("__code__", "__defaults__", "__kwdefaults__") else None
+            code = getattr(target, "__code__", None)
             if code is not None and code.co_filename.startswith(grader):
                 refuse(f"replaced {name} of the grader's {getattr(target, '__qualname__', '?')}", caller)
         elif event in ("sys.setprofile", "sys.settrace"):
@@ -186,22 +194,27 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
                 refuse(f"called {event}, which the grading worker's tripwire uses", caller)
         elif asked_by_student():
             evidence = None
-            if event in REACHING and near_student(caller):
+            if event in reaching and near_student(caller):
                 evidence = f"called {event}, which reaches into the grader's objects"
             elif event == "sys._getframe" and near_student(caller):
                 evidence = "took a frame of the stack (sys._getframe)"
-            elif event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES and near_student(caller):
+            elif event == "object.__getattr__" and near_student(caller):
                 evidence = f"took a frame from a traceback or generator ({args[1]})"
             elif event.startswith("ctypes.") and near_student(caller):
                 evidence = f"used ctypes ({event})"
-            elif event in SPAWNING or event.startswith("os.exec") or event.startswith("os.spawn"):
+            elif event in spawning or event.startswith(("os.exec", "os.spawn")):
                 evidence = f"started a process or thread ({event})"
             if evidence and not send(f"{evidence} (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
 
     def hook(event: str, args: tuple) -> None:
+        if event not in audited and not event.startswith(audited_prefixes) or \
+                event in attribute_events and args[1] not in attribute_events[event]:
+            return  # most events, the tripwire's own reads of frame.f_code among them: nothing to check
         me = get_ident()
-        if me in busy:
+        if me in busy:  # raised while the hook runs: by its own sys._getframe, or by code it ran unawares
+            if event != "sys._getframe":  # (a property of an object it inspected): checked all the same
+                check(event, args, None)
             return
         busy.add(me)
         try:
@@ -213,71 +226,18 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
         finally:
             busy.discard(me)
 
-    def called_by_scenario(frame) -> bool:
-        """Whether the innermost frame of the worker's own code or the code under test above `frame` is a
-        scenario's (the scenarios may run an oracle; the code under test may not)."""
-        while frame is not None:
-            if id(frame.f_code) in scenario_code:  # the code itself, not its file's name, which anyone can borrow
-                return True
-            if frame.f_code.co_filename.startswith(student):
-                return False
-            frame = frame.f_back
-        return False
-
-    def is_oracle_file(filename: str) -> bool:
-        known = watched["known"]
-        if filename not in known:
-            try:
-                st = stat(filename)
-                known[filename] = filename in watched["files"] or (st.st_dev, st.st_ino) in watched["inodes"]
-            except (OSError, ValueError, TypeError):
-                known[filename] = filename in watched["files"]
-        return known[filename]
-
-    def tripwire(frame, event, arg):
-        me = get_ident()
-        if event not in ("call", "c_call") or me in busy:
-            return
-        busy.add(me)
-        try:
-            if event == "call":
-                hit = is_oracle_file(frame.f_code.co_filename) and not called_by_scenario(frame.f_back)
-                label = f"{Path(frame.f_code.co_filename).name}:{frame.f_code.co_name}"
-            elif event == "c_call":
-                hit = id(arg) in watched["kernels"] and not called_by_scenario(frame)
-                label = getattr(arg, "__name__", "a kernel")
-            if hit and len(watched["hits"]) < 5:
-                watched["hits"].append(f"{label} (from {where(frame)})")
-        finally:
-            busy.discard(me)
-
     sys.addaudithook(hook)
+    tripwires = {problem: tripwire_for(out_fd, oracle, student, scenario_code)
+                 for problem, oracle in by_problem.items()}
 
     def enter(request_id, problem: str | None) -> None:
         request[0], request[1] = request_id, True
-        oracle = by_problem.get(problem)
-        watched.update(hits=[])
-        if oracle is None:
-            return
-        if watched.get("problem") != problem:
-            watched.update(problem=problem, files=frozenset(oracle.files), inodes=oracle.inodes(), known={},
-                           kernels=frozenset(id(k) for k in oracle.kernels))
-        set_profile(tripwire)
+        if problem in tripwires:
+            setprofile(tripwires[problem])  # allowed: the guard's own call, no code under test on the stack
 
-    def set_profile(function) -> None:
-        """The guard's own call: not the code under test replacing the profile. Threads the code under test
-        starts are not watched (starting one is evidence)."""
-        busy.add(main_thread)
-        try:
-            setprofile(function)
-        finally:
-            busy.discard(main_thread)
-
-    def leave() -> list[str]:
-        set_profile(None)
+    def leave() -> None:
+        setprofile(None)
         request[1] = False
-        hits, watched["hits"] = watched["hits"], []
-        return hits
 
     snapshot = [(label, live, tuple(live) if isinstance(live, list) else dict(live)) for label, live in _namespaces()]
 
@@ -295,7 +255,46 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             send(f"{text} (found after a request)")
         return found
 
-    return types.SimpleNamespace(enter=enter, leave=leave, changed=changed, send=send)
+    return types.SimpleNamespace(enter=enter, leave=leave, changed=changed)
+
+
+def tripwire_for(out_fd: int, oracle: Oracle, student: str, scenario_code: frozenset):
+    """The profile function for one problem. It is reachable by the code under test (`sys.getprofile()`), so
+    it holds no state the code could change to blind it: everything it reads is a default argument (which
+    the hook forbids replacing) and immutable, and what it finds leaves at once, as an "audit" frame with an
+    `oracle` entry, which fails the request in the test process (tests/seam/client.py)."""
+
+    files, kernels = frozenset(oracle.files), frozenset(id(k) for k in oracle.kernels)
+
+    def tripwire(frame, event, arg, files=files, kernels=kernels, student=student, scenario_code=scenario_code,
+                 out_fd=out_fd, write=os.write, pack=HEADER.pack, encode=_json.encode_basestring_ascii,
+                 sent=set()):  # noqa: B006 - `sent` only spares repeated frames: emptied, it costs more frames
+        if event == "call":
+            code = frame.f_code
+            if code.co_filename not in files:
+                return
+            label, caller = f"{code.co_filename.rpartition(os.sep)[2]}:{code.co_name}", frame.f_back
+        elif event == "c_call" and id(arg) in kernels:
+            label, caller = getattr(arg, "__name__", "a kernel"), frame
+        else:
+            return
+        while caller is not None:  # the innermost frame of a scenario (may run the oracle) or the code under test
+            if id(caller.f_code) in scenario_code:  # the code itself, not its file's name, which anyone can borrow
+                return
+            if caller.f_code.co_filename.startswith(student):
+                break
+            caller = caller.f_back
+        place = "" if caller is None else f" (from {caller.f_code.co_filename[len(student):]}:{caller.f_lineno})"
+        if label + place in sent:
+            return
+        sent.add(label + place)
+        body = f'{{"event": "audit", "id": null, "oracle": {encode((label + place)[:1000])}}}'.encode()
+        try:
+            write(out_fd, pack(len(body)) + body)
+        except OSError:
+            raise PermissionError("the grading worker refuses this: the audit could not be recorded") from None
+
+    return tripwire
 
 
 def _code_of(prefix: str) -> list[types.CodeType]:
