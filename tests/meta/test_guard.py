@@ -213,10 +213,16 @@ def call_attack(root: Path, problem: str, attack: str):
 
 
 @pytest.mark.parametrize("problem", sorted(ORACLES))
-def test_an_oracle_captured_at_import_time_fails_the_call(worker_tree, problem):
-    outcome, _ = call_attack(worker_tree, problem, CAPTURED[problem])
-    assert isinstance(outcome, RuntimeError) and "ran the oracle" in str(outcome), \
-        f"{problem}: the captured oracle ran unnoticed: {outcome!r}"
+def test_an_oracle_captured_at_import_time_fails_every_call(worker_tree, problem):
+    add_attack(worker_tree, problem, CAPTURED[problem])
+    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
+    try:
+        package.worker.begin_test(f"test_guard::{problem}", problem)
+        for _ in range(2):  # the same oracle code from the same place, in two requests
+            with pytest.raises(RuntimeError, match="ran the oracle"):
+                getattr(package, problem).attack()
+    finally:
+        package.close()
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))

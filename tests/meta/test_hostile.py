@@ -173,10 +173,18 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "returncode": done.returncode, "stderr": done.stderr.decode(errors="replace"),
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
-        "alive": {k: sandbox.processes_of(sandbox.UID_BASE + k) for k in range(JOBS)},
+        "alive": {k: [described(pid) for pid in sandbox.processes_of(sandbox.UID_BASE + k)] for k in range(JOBS)},
         "leftovers": leftovers(view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
     }
+
+
+def described(pid: int) -> str:
+    """A process as "pid: command line", so that a failure says what outlived the run."""
+    try:
+        return f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return f"{pid}: (gone)"
 
 
 def available(mode: str, view: MachineView | None = None) -> str | None:

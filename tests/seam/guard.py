@@ -227,13 +227,13 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             busy.discard(me)
 
     sys.addaudithook(hook)
-    tripwires = {problem: tripwire_for(out_fd, oracle, student, scenario_code)
-                 for problem, oracle in by_problem.items()}
+    watched = {problem: (frozenset(oracle.files), frozenset(id(k) for k in oracle.kernels))
+               for problem, oracle in by_problem.items()}
 
     def enter(request_id, problem: str | None) -> None:
         request[0], request[1] = request_id, True
-        if problem in tripwires:
-            setprofile(tripwires[problem])  # allowed: the guard's own call, no code under test on the stack
+        if problem in watched:  # allowed: the guard's own call, no code under test on the stack
+            setprofile(tripwire_for(out_fd, *watched[problem], student, scenario_code))
 
     def leave() -> None:
         setprofile(None)
@@ -258,13 +258,12 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     return types.SimpleNamespace(enter=enter, leave=leave, changed=changed)
 
 
-def tripwire_for(out_fd: int, oracle: Oracle, student: str, scenario_code: frozenset):
-    """The profile function for one problem. It is reachable by the code under test (`sys.getprofile()`), so
-    it holds no state the code could change to blind it: everything it reads is a default argument (which
-    the hook forbids replacing) and immutable, and what it finds leaves at once, as an "audit" frame with an
-    `oracle` entry, which fails the request in the test process (tests/seam/client.py)."""
-
-    files, kernels = frozenset(oracle.files), frozenset(id(k) for k in oracle.kernels)
+def tripwire_for(out_fd: int, files: frozenset, kernels: frozenset, student: str, scenario_code: frozenset):
+    """The profile function for one request of a problem with an oracle (`files`, and `kernels` by id). It is
+    reachable by the code under test (`sys.getprofile()`), so it holds no state the code could change to blind
+    it: everything it reads is a default argument (which the hook forbids replacing) and immutable, and what
+    it finds leaves at once, as an "audit" frame with an `oracle` entry, which fails the request in the test
+    process (tests/seam/client.py). A fresh one for each request: `sent` is that request's."""
 
     def tripwire(frame, event, arg, files=files, kernels=kernels, student=student, scenario_code=scenario_code,
                  out_fd=out_fd, write=os.write, pack=HEADER.pack, encode=_json.encode_basestring_ascii,
