@@ -11,7 +11,7 @@ export HYPOTHESIS_PROFILE ?= ci
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,plot]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
 .PHONY: venv sandbox test lint reference meta grade bench doctor
