@@ -2,6 +2,7 @@
 #   make grade   grade a submission (default: the sample in grader/samples/partial) and print the table
 #   make test    the project's own check: lint, the reference through the whole suite in-process and
 #                isolated, and the meta-tests (stubs fail, every catalogued mistake is caught, API agrees)
+#   make release, make gradescope   course staff: the student repository, Gradescope's autograder zip
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -11,10 +12,10 @@ export HYPOTHESIS_PROFILE ?= ci
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,plot]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: venv sandbox test lint reference meta grade bench doctor
+.PHONY: venv sandbox test lint reference meta grade bench doctor release gradescope
 venv: $(STAMP)
 
 # The grader's namespaces layer needs bubblewrap (Debian/Ubuntu): installed here when root and missing.
@@ -44,3 +45,13 @@ grade: $(STAMP) sandbox
 
 bench: $(STAMP)
 	$(BIN)/python -m grader.bench
+
+# Course staff: the student repository, and Gradescope's autograder (the course secret from
+# RA_GRADING_SECRET_FILE or RA_GRADING_SECRET, or SECRET_FILE=...). Both refuse an output that exists.
+RELEASE ?= dist/student
+AUTOGRADER ?= dist/autograder.zip
+release: $(STAMP)
+	$(BIN)/resource-grader release $(RELEASE)
+
+gradescope: $(STAMP)
+	$(BIN)/resource-grader gradescope $(AUTOGRADER) $(if $(SECRET_FILE),--secret-file $(SECRET_FILE))

@@ -7,6 +7,12 @@ from pathlib import Path
 OFFICIAL_ROOT = Path(__file__).resolve().parent.parent  # the official assignment, tests and reference
 
 
+def has_reference() -> bool:
+    """Whether this tree holds the reference solution: the course's tree does, the student release
+    (`resource-grader release`) does not, and there the grader runs the local tests only."""
+    return (OFFICIAL_ROOT / "reference").is_dir()
+
+
 def _load_registry():
     """tests/registry.py of the official tree, whatever the current folder (tests/ is not installed)."""
     if "tests.registry" in sys.modules:

@@ -5,6 +5,11 @@
     resource-grader batch FOLDER         every submission in FOLDER, in parallel: a results.json each and
                                          one CSV row each
     resource-grader doctor               which sandbox layers this machine allows, and why not the others
+    resource-grader release OUT          course staff: the student repository (grader/release.py)
+    resource-grader gradescope OUT.zip   course staff: Gradescope's autograder (grader/gradescope.py)
+
+In the student release (no reference/) `grade` runs the local tests only, with the public inputs: the
+official grade adds the differential tests, which compare a submission with the reference.
 
 Student code runs in a sandbox (grader/sandbox.py): a uid of its own when the grader is root, namespaces
 where bubblewrap works. `batch` refuses to run without one unless --no-sandbox is given.
@@ -12,6 +17,8 @@ where bubblewrap works. `batch` refuses to run without one unless --no-sandbox i
 
 import argparse
 import csv
+import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -22,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import registry, sandbox
+from grader import has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, results_json, score_run, table
@@ -57,6 +64,8 @@ LOCAL_MODE = ("Local grade: the public inputs (those of `pytest --hypothesis-pro
 REVIEW = ("Flagged for review by course staff: while it was graded, this submission did something that no "
           "solution needs to do (such as reading an oracle's source or reaching into the grader). The score "
           "stands until they have looked.")
+LOCAL_TESTS_ONLY = ("Local tests only: the official grade adds the differential tests, which compare your answers "
+                    "with the reference solution (not in this repository), so it can be lower.")
 SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
              "to look at; no score is given until then.")
 
@@ -79,6 +88,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             workspace = build_workspace(submission, box.private)
             box.expose(workspace.root)
             markers = " or ".join(problems) if problems else None
+            if not has_reference():  # the student release: the differential tests would only skip
+                markers = f"({markers}) and not differential" if markers else "not differential"
             seed = None if secret is None else grading_seed(secret, workspace.modules())
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
         operator += box.problems
@@ -92,7 +103,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if missing:
                 notes.append("Not in the submission (graded as the untouched stub): "
                              + ", ".join(f"{m}.py" for m in missing))
-            if secret is None:
+            if not has_reference():
+                notes.append(LOCAL_TESTS_ONLY)
+            elif secret is None:
                 notes.append(LOCAL_MODE)
             evidence = run.evidence  # one line per distinct report (grader/runner.py)
             if evidence:
@@ -126,6 +139,7 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}
+KITS = {"release": "grader.release", "gradescope": "grader.gradescope"}  # command -> module (add_parser, run)
 
 
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
@@ -214,10 +228,15 @@ def main(argv=None) -> int:
         _add_common(command, Limits())
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
+    kits = {name: module for name, module in KITS.items() if importlib.util.find_spec(module) is not None}
+    for module in kits.values():  # course staff's commands: not in the student release
+        importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)
     if options.command == "doctor":
         print(sandbox.doctor(options.sandbox))
         return 0
+    if options.command in kits:
+        return importlib.import_module(kits[options.command]).run(options)
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
     if unknown:
         parser.error(f"unknown problem(s) {unknown}; known: {', '.join(registry.BY_ID)}")
@@ -225,8 +244,10 @@ def main(argv=None) -> int:
     layers = sandbox.detect(options.sandbox)
     if options.sandbox == "user" and not layers.sandboxed:
         parser.error(f"--sandbox user: the user layer is not available here: {layers.why_not['user']}")
+    # Without the reference (the student release) there is no official grade to protect: always local.
+    local = getattr(options, "local", False) or (options.command == "grade" and not has_reference())
     try:
-        secret = None if getattr(options, "local", False) else course_secret(options.secret_file)
+        secret = None if local else course_secret(options.secret_file)
     except SecretError as exc:
         print(f"resource-grader {options.command}: {exc}", file=sys.stderr)
         return 2

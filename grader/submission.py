@@ -3,7 +3,7 @@
 Only the whitelisted student files — one module per problem, `<problem>.py` — are taken from the
 submission, found either under `assignment/` or at its top level (Gradescope's flat upload), at most one
 folder down (a zip of the repository folder). Everything else in the workspace is the official copy:
-the given code, the tests, the reference.
+the given code, the tests, the reference (where this tree has one: the student release has not).
 """
 
 import shutil
@@ -15,6 +15,7 @@ from grader import OFFICIAL_ROOT, registry
 
 MAX_FILE_BYTES = 1_000_000
 OFFICIAL_ENTRIES = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
+OPTIONAL_ENTRIES = ("reference",)  # absent from the student release, whose grader runs the local tests only
 
 
 class SubmissionError(ValueError):
@@ -75,6 +76,8 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
         raise SubmissionError(f"no such submission: {submission}")
     for entry in OFFICIAL_ENTRIES:
         source = OFFICIAL_ROOT / entry
+        if entry in OPTIONAL_ENTRIES and not source.exists():
+            continue
         if source.is_dir():
             shutil.copytree(source, dest / entry, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:

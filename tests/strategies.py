@@ -3,6 +3,8 @@
 Sizes per named dimension are distinct, so an answer with two dimensions swapped cannot pass.
 """
 
+import math
+
 from hypothesis import strategies as st
 
 from assignment.given import TransformerConfig
@@ -97,13 +99,6 @@ def stack_specs(draw) -> dict:
 EINOPS_AXIS_NAMES = ("b", "c", "h", "w", "seq", "heads", "d_model", "x1", "kv", "t2")
 EINOPS_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
 _DOTS = "..."
-
-
-def _prod(values) -> int:
-    result = 1
-    for v in values:
-        result *= v
-    return result
 
 
 def _render_side(groups: list) -> str:
@@ -273,7 +268,7 @@ def einops_near_misses(draw, kind: str | None = None) -> dict:
         left_text, right_text = spec["pattern"].split(" -> ")
         wrapped = f"({left_text})" if " " in left_text else f"(({left_text}))"
         spec["pattern"] = f"{wrapped} -> {right_text}"
-        spec["shapes"][0] = [_prod(spec["shapes"][0])]
+        spec["shapes"][0] = [math.prod(spec["shapes"][0])]
     elif mutation == "unused_length":
         lengths[s["spare"][-1]] = 2
     elif mutation == "infer_two":
@@ -370,7 +365,7 @@ def einsum_near_misses(draw) -> dict:
             shapes[0][i] += 1  # now 3..6 against 2..5 elsewhere; a lone input still fits (it may pass)
     elif mutation == "parentheses":
         inputs[0] = ["(" + " ".join(inputs[0]) + ")"]
-        shapes[0] = [_prod(shapes[0])]
+        shapes[0] = [math.prod(shapes[0])]
     elif mutation == "unit_axis":
         inputs[0].append(draw(st.sampled_from(["()", "1"])))
         shapes[0] = shapes[0] + [1]
@@ -634,7 +629,7 @@ def view_shapes(draw, shape: tuple, infer: bool = True, wrong: bool = False) -> 
     """A new shape for a tensor of `shape`: its dimensions split into prime factors and regrouped (in
     order, or now and then shuffled), size-1 dimensions inserted, maybe one -1 (`infer`), maybe a shape
     with the wrong number of elements (`wrong`)."""
-    numel = _prod(shape)
+    numel = math.prod(shape)
     if numel == 0:
         new = draw(st.lists(st.integers(0, 4), min_size=1, max_size=4))
         new[draw(st.integers(0, len(new) - 1))] = 0

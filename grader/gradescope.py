@@ -1,0 +1,158 @@
+"""Gradescope's autograder: `resource-grader gradescope OUT.zip` (or `make gradescope`) builds it, and
+`run_autograder` runs `python -m grader.gradescope` in it for every submission.
+
+Gradescope's format: a zip with `setup.sh` and `run_autograder` at its top. Gradescope unpacks it into
+/autograder/source, runs setup.sh there once (as root, on its Ubuntu image) to build the image, then for each
+submission puts the upload in /autograder/submission, runs /autograder/run_autograder, and reads
+/autograder/results/results.json.
+
+The zip holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given code,
+the reference, the tests but not the meta-tests or the catalogue of mistakes, the grader, pyproject.toml),
+setup.sh (from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder, and
+the course secret as `grading-secret` (mode 0600), taken from --secret-file, $RA_GRADING_SECRET_FILE or
+$RA_GRADING_SECRET: the generated tests' inputs come from it and the submission (grader/seed.py). It is
+the only place outside the course staff's hands that the secret goes; the student release never has it.
+
+In the container, `python -m grader.gradescope [grade options]` grades the submission with the course
+secret into the results file. The autograder's root is $RA_AUTOGRADER_ROOT (default /autograder), so
+that the meta-tests can run it in a temporary folder; run_autograder's interpreter is
+$RA_AUTOGRADER_PYTHON (default: the venv setup.sh makes, /autograder/source/.venv/bin/python).
+"""
+
+import os
+import re
+import stat
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+from grader import OFFICIAL_ROOT, has_reference
+
+KIT = Path(__file__).resolve().parent / "kit"
+ROOT_ENV, DEFAULT_ROOT = "RA_AUTOGRADER_ROOT", "/autograder"
+SECRET_NAME = "grading-secret"
+PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
+UNPACKAGED = ("tests/meta", "tests/mistakes", "tests/benchmarks", "grader/samples")  # grading needs none of them
+JUNK_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
+SCRIPTS = ("setup.sh", "run_autograder")
+TORCH_PIN = "{torch_pin}"  # in kit/setup.sh
+
+
+class PackageError(ValueError):
+    """The autograder cannot be built (OUT exists, is not a .zip, no reference here, ...)."""
+
+
+def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT) -> list[str]:
+    """Write the autograder zip `out` (a new file ending in .zip); the names in it."""
+    out = Path(out)
+    if out.suffix != ".zip":
+        raise PackageError(f"{out}: Gradescope takes a .zip; name the output OUT.zip")
+    if out.exists():
+        raise PackageError(f"{out} exists: choose a new path (nothing was written)")
+    if not (root / "reference").is_dir():
+        raise PackageError(f"{root} has no reference/ (a student release?): the autograder needs the official tree")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    names = []
+    partial = out.with_name(f".{out.name}.partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+        for path in _packaged_files(root):
+            name = path.relative_to(root).as_posix()
+            _add(z, name, path.read_bytes(), 0o644)
+            names.append(name)
+        _add(z, "setup.sh", setup_script(root).encode(), 0o755)
+        _add(z, "run_autograder", (KIT / "run_autograder").read_bytes(), 0o755)
+        _add(z, SECRET_NAME, secret + b"\n", 0o600)
+        names += [*SCRIPTS, SECRET_NAME]
+    os.replace(partial, out)
+    return names
+
+
+def _packaged_files(root: Path) -> list[Path]:
+    skipped = [root / u for u in UNPACKAGED]
+    files = []
+    for entry in PACKAGED:
+        source = root / entry
+        candidates = sorted(source.rglob("*")) if source.is_dir() else [source]
+        files += [p for p in candidates if p.is_file() and not JUNK_PARTS & set(p.parts) and p.suffix != ".pyc"
+                  and not any(p.is_relative_to(s) for s in skipped)]
+    return files
+
+
+def _add(z: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # a fixed date: the same tree, the same zip
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(info, data)
+
+
+def setup_script(root: Path = OFFICIAL_ROOT) -> str:
+    """kit/setup.sh with the torch pin of pyproject.toml (one place for the version)."""
+    dependencies = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    pins = [d for d in dependencies if re.match(r"torch\s*==", d)]
+    if len(pins) != 1:
+        raise PackageError(f"pyproject.toml: expected one exact torch pin (torch==X.Y.Z), found {pins}")
+    return (KIT / "setup.sh").read_text().replace(TORCH_PIN, pins[0].replace(" ", ""))
+
+
+# -- in the container ---------------------------------------------------------------------------------
+
+def submission_in(folder: Path) -> Path:
+    """What to grade in Gradescope's submission folder: the folder itself (a flat upload of the problem
+    modules, or a repository folder), or, when it holds no Python file but exactly one zip, that zip (an
+    upload Gradescope did not unpack)."""
+    if not folder.is_dir():
+        return folder  # the grader says it cannot read it, in results.json
+    python = [p for pattern in ("*.py", "*/*.py", "*/*/*.py") for p in folder.glob(pattern)]
+    archives = sorted(folder.glob("*.zip"))
+    return archives[0] if not python and len(archives) == 1 else folder
+
+
+def autograde(argv: list[str]) -> int:
+    """Grade $RA_AUTOGRADER_ROOT/submission with the packaged secret into .../results/results.json; `argv`:
+    more `resource-grader grade` options (none on Gradescope; the meta-tests pass --problem)."""
+    from grader import cli
+
+    root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+    secret = root / "source" / SECRET_NAME
+    if not secret.is_file():
+        print(f"grader.gradescope: no {secret}: build the autograder with `resource-grader gradescope`",
+              file=sys.stderr)
+        return 2
+    os.chmod(secret, 0o600)  # whatever the unpacking did: the grader's user alone reads it
+    results = root / "results" / "results.json"
+    return cli.main(["grade", str(submission_in(root / "submission")), "--out", str(results),
+                     "--secret-file", str(secret), *argv])
+
+
+# -- the command --------------------------------------------------------------------------------------
+
+def add_parser(commands) -> None:
+    g = commands.add_parser("gradescope", help="course staff: build Gradescope's autograder zip")
+    g.add_argument("out", type=Path, help="the zip to write (a new file, OUT.zip)")
+    g.add_argument("--secret-file", type=Path, default=None,
+                   help="the course secret (default: $RA_GRADING_SECRET_FILE, else $RA_GRADING_SECRET)")
+
+
+def run(options) -> int:
+    from grader.seed import SecretError, course_secret
+
+    try:
+        if not has_reference():
+            raise PackageError("this tree has no reference/ (a student release?): the autograder needs the official "
+                               "tree")
+        names = build(options.out, course_secret(options.secret_file))
+    except SecretError as exc:  # the package must carry the secret: no --local here
+        print(f"resource-grader gradescope: the autograder carries the course secret, and there is none: "
+              f"{str(exc).split(', or pass --local')[0]}", file=sys.stderr)
+        return 2
+    except PackageError as exc:
+        print(f"resource-grader gradescope: {exc}", file=sys.stderr)
+        return 2
+    print(f"autograder written to {options.out} ({len(names)} files, the course secret among them: keep the zip "
+          "private). Upload it in the assignment's Configure Autograder page (README: Gradescope).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(autograde(sys.argv[1:]))

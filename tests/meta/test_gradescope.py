@@ -1,0 +1,148 @@
+"""Gradescope's autograder (grader/gradescope.py), built by the command and run in a simulated /autograder.
+
+The zip is unpacked into a temporary root (RA_AUTOGRADER_ROOT) as Gradescope unpacks it into
+/autograder/source, run_autograder is copied to the root, and each case puts an upload in root/submission
+and runs it. setup.sh is not run (it installs from the network): run_autograder uses this interpreter
+(RA_AUTOGRADER_PYTHON). Every results.json is validated against Gradescope's documented format
+(fixtures/gradescope_results.schema.json). One full grading (the reference, ~80 s on one core); the other
+cases grade one problem (`--problem tensors`, passed through run_autograder).
+"""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader import gradescope
+from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
+from tests.registry import BY_ID, PROBLEMS
+
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
+
+SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "gradescope_results.schema.json").read_text())
+TENSORS = BY_ID["tensors"].points
+
+
+def build(tmp_path: Path, *options: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", "gradescope", str(tmp_path / "autograder.zip"), *options],
+                          cwd=ROOT, env=env or grader_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory) -> Path:
+    """A simulated /autograder: the zip unpacked into source/, run_autograder beside it."""
+    tmp = tmp_path_factory.mktemp("gradescope")
+    assert build(tmp).returncode == 0
+    root = tmp / "autograder"
+    with zipfile.ZipFile(tmp / "autograder.zip") as z:
+        z.extractall(root / "source")
+        for info in z.infolist():  # zipfile drops the modes; Gradescope's unzip keeps them
+            os.chmod(root / "source" / info.filename, info.external_attr >> 16 & 0o777)
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    return root
+
+
+def autograde(root: Path, upload, *options: str) -> dict:
+    """Put `upload` ({relative path: text}, or a zip file) in root/submission, run run_autograder, and return
+    results.json, validated."""
+    for folder in ("submission", "results"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    (root / "submission").mkdir()
+    if isinstance(upload, Path):
+        shutil.copy(upload, root / "submission" / upload.name)
+    else:
+        for name, text in upload.items():
+            (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / "submission" / name).write_text(text)
+    env = {k: v for k, v in grader_env().items() if not k.startswith("RA_GRADING")}  # only the packaged secret
+    env.update(RA_AUTOGRADER_ROOT=str(root), RA_AUTOGRADER_PYTHON=sys.executable)
+    done = subprocess.run([str(root / "run_autograder"), *options], cwd="/", env=env, capture_output=True, text=True,
+                          timeout=900)
+    results_file = root / "results" / "results.json"
+    assert results_file.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads(results_file.read_text())
+    validate(results)
+    return results
+
+
+def validate(results: dict) -> None:
+    jsonschema.validate(results, SCHEMA)
+    if "score" in results and results.get("tests"):
+        assert abs(results["score"] - sum(t["score"] for t in results["tests"])) < 0.01, "score is not the tests' sum"
+
+
+def reference_modules(*problems: str) -> dict[str, str]:
+    return {f"{p}.py": (ROOT / "reference" / f"{p}.py").read_text() for p in problems}
+
+
+# -- the package ------------------------------------------------------------------------------------
+
+def test_the_package_refuses_to_build_without_a_secret(tmp_path):
+    env = {k: v for k, v in grader_env().items() if not k.startswith("RA_GRADING")}
+    done = build(tmp_path, env=env)
+    assert done.returncode == 2 and "no course secret" in done.stderr and "--local" not in done.stderr
+    assert not (tmp_path / "autograder.zip").exists()
+
+
+def test_the_package_holds_the_scripts_the_secret_and_no_meta_tests(autograder):
+    source = autograder / "source"
+    assert (source / gradescope.SECRET_NAME).read_text().strip() == GRADING_SECRET
+    assert stat.S_IMODE(os.stat(source / gradescope.SECRET_NAME).st_mode) == 0o600
+    for script in gradescope.SCRIPTS:
+        assert os.access(source / script, os.X_OK)
+        assert subprocess.run(["bash", "-n", str(source / script)]).returncode == 0
+    for absent in gradescope.UNPACKAGED:
+        assert not (source / absent).exists(), absent
+    assert (source / "reference" / "flops.py").is_file() and (source / "tests" / "test_flops.py").is_file()
+    setup = (source / "setup.sh").read_text()
+    assert "--index-url https://download.pytorch.org/whl/cpu" in setup and '"torch==2.13.0"' in setup
+    assert "bubblewrap" in setup and "python3.11" in setup
+    probe = subprocess.run([sys.executable, "-c", "import grader; print(grader.OFFICIAL_ROOT)"], cwd=source,
+                           env={**os.environ, "PYTHONPATH": str(source)}, capture_output=True, text=True)
+    assert probe.stdout.strip() == str(source), "run_autograder must grade with the packaged tree"
+
+
+def test_the_schema_refuses_what_gradescope_would_not_take():
+    for bad in ({"tests": []}, {"score": "10"}, {"score": 1, "visibility": "public"},
+                {"score": 1, "tests": [{"score": 1, "status": "ok"}]}, {"score": 1, "scroe": 2}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, SCHEMA)
+
+
+# -- gradings ---------------------------------------------------------------------------------------
+
+def test_the_reference_scores_100(autograder):
+    results = autograde(autograder, reference_modules(*(p.module for p in PROBLEMS)))
+    assert results["score"] == 100, [t["name"] for t in results["tests"] if t["status"] != "passed"]
+    assert "Local" not in results["output"], "the official grade: the course secret, the differential tests"
+
+
+def test_the_stubs_score_0(autograder):
+    stub = (ROOT / "assignment" / "tensors.py").read_text()
+    results = autograde(autograder, {"assignment/tensors.py": stub}, "--problem", "tensors")
+    assert results["score"] == 0 and results["tests"] and all(t["status"] == "failed" for t in results["tests"])
+
+
+def test_a_submission_that_does_not_import_scores_0_with_the_reason(autograder):
+    results = autograde(autograder, {"tensors.py": "def broken(:\n"}, "--problem", "tensors")
+    assert results["score"] == 0 and "SyntaxError" in results["tests"][0]["output"]
+
+
+def test_an_empty_upload_scores_0_and_says_what_is_missing(autograder):
+    results = autograde(autograder, {}, "--problem", "tensors")
+    assert results["score"] == 0 and "Not in the submission" in results["output"]
+
+
+def test_a_zip_upload_of_a_repository_folder_is_graded(autograder, tmp_path):
+    archive = tmp_path / "my-work.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("my-repo/assignment/tensors.py", reference_modules("tensors")["tensors.py"])
+    results = autograde(autograder, archive, "--problem", "tensors")
+    assert results["score"] == TENSORS, [t for t in results["tests"] if t["status"] != "passed"]
