@@ -5,8 +5,6 @@
     resource-grader batch FOLDER         every submission in FOLDER, in parallel: a results.json each and
                                          one CSV row each
     resource-grader doctor               which sandbox layers this machine allows, and why not the others
-    resource-grader release OUT          course staff: the student repository (grader/release.py)
-    resource-grader gradescope OUT.zip   course staff: Gradescope's autograder (grader/gradescope.py)
 
 In the student release (no reference/) `grade` runs the local tests only, with the public inputs: the
 official grade adds the differential tests, which compare a submission with the reference.
@@ -140,6 +138,12 @@ def write_atomically(path: Path, text: str) -> None:
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}
 KITS = {"release": "grader.release", "gradescope": "grader.gradescope"}  # command -> module (add_parser, run)
+STAFF_USAGE = """
+Course staff (not in the student release):
+
+    resource-grader release OUT          the student repository (grader/release.py)
+    resource-grader gradescope OUT.zip   Gradescope's autograder (grader/gradescope.py)
+"""
 
 
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
@@ -209,7 +213,8 @@ def _add_common(command, defaults: Limits) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__,
+    kits = {name: module for name, module in KITS.items() if importlib.util.find_spec(module) is not None}
+    parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(kits),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission (a folder or a zip)")
@@ -228,7 +233,6 @@ def main(argv=None) -> int:
         _add_common(command, Limits())
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
-    kits = {name: module for name, module in KITS.items() if importlib.util.find_spec(module) is not None}
     for module in kits.values():  # course staff's commands: not in the student release
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)

@@ -149,7 +149,9 @@ def test_make_venv_installs_the_release_itself(installed):
                      "None"], where
     helped = run([str(installed / ".venv" / "bin" / "resource-grader"), "--help"], cwd=installed)
     assert helped.returncode == 0 and "grade" in helped.stdout
-    assert "gradescope" not in helped.stdout.split("positional arguments")[-1].split("options")[0]
+    assert "gradescope" not in helped.stdout and "release OUT" not in helped.stdout, helped.stdout
+    demo = run([python, "-m", "tests.roofline_demo", "--impl", "reference"], cwd=installed)
+    assert demo.returncode == 2 and "invalid choice: 'reference'" in demo.stderr, demo.stderr
     dry = run(["make", "-n", "venv", "-B"], cwd=installed)
     assert "-m pip install" in dry.stdout and "-e ." in dry.stdout and "download.pytorch.org/whl/cpu" in dry.stdout
 
