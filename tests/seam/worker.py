@@ -10,6 +10,7 @@ import argparse
 import builtins
 import importlib
 import importlib.abc
+import importlib.util
 import os
 import resource
 import sys
@@ -145,6 +146,18 @@ def import_scenarios() -> dict:
     return scenarios
 
 
+def prepare_matplotlib() -> None:
+    """Build matplotlib's font cache now, before the guard, where none exists (a sandbox's home is new for
+    each grading): building it runs `fc-list`, which under the guard would be a process started by the code
+    under test (`plot_roofline`) and flag every submission for review. Once the cache exists, nothing."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return
+    cache = os.environ.get("MPLCONFIGDIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
+    if not any(name.startswith("fontlist-") for name in (os.listdir(cache) if os.path.isdir(cache) else ())):
+        import matplotlib.font_manager  # noqa: F401
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", required=True, choices=["assignment", "reference"])
@@ -165,6 +178,7 @@ def main() -> None:
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
     scenarios = import_scenarios()
+    prepare_matplotlib()
     from tests.seam import guard
 
     if options.package == "assignment":
