@@ -47,10 +47,18 @@ EXTRA_MARKERS = {
     "meta": "tests of the test suite itself (TAs and CI)",
 }
 
+# The profiler's switches: the record of every op that the dispatch-mode audits of tensors and precision
+# read (tests/scenarios/escapes.py), which the code under test must not turn off or restart.
+PROFILER_SWITCHES = tuple(f"torch._C._autograd.{name}" for name in (
+    "_disable_profiler_legacy", "_enable_profiler_legacy", "_disable_profiler", "_enable_profiler",
+    "_prepare_profiler", "_enable_record_function"))
+
 # What each problem is graded against and its code may not run: modules (every file of a package) and
 # compiled kernels, by dotted name. The worker's guard (tests/seam/guard.py) fails a call into the code under
 # test that runs one of them, however it was reached, and refuses to open or compile their source.
 ORACLES: dict[str, tuple[str, ...]] = {
+    "tensors": PROFILER_SWITCHES,
+    "precision": PROFILER_SWITCHES,
     "mini_einops": ("einops",),
     "flops": ("torch.utils.flop_counter",),
     "adamw": ("torch.optim.adam", "torch.optim.adamw", "torch._fused_adamw_", "torch._fused_adam_"),

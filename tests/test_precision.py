@@ -492,6 +492,8 @@ def test_audit_round_to_bf16_uses_integer_operations(impl, bits):
     got = impl.run(scenarios.watched_round_to_bf16, x)
     expect_same_floats(got["result"], x.to(torch.bfloat16).float(), x, what="round_to_bf16(x)",
                        source="x.to(torch.bfloat16).float()", hint=HINT_ROUND)
+    assert not got["outside"], (f"round_to_bf16 ran torch ops with the audit's dtype spy stepped around "
+                                f"({', '.join(sorted(set(got['outside'])))}): work on the bits, in view of the spy")
     floats = [d for d in got["dtypes"] if getattr(torch, d).is_floating_point and d != "float32"]
     assert not floats, (f"round_to_bf16 must work on the bits, but its ops made or read tensors of {floats}: a cast "
                         "does the rounding for you")

@@ -51,6 +51,23 @@ CAPTURED = {
             _oracle(lambda t: (t * 2).sin(), x, use_reentrant=False).sum().backward()
             return x.grad.tolist()
     """,
+    # tensors and precision are audited through a dispatch mode and the profiler's record of every op: the
+    # record's off switch is what their code must not reach
+    "tensors": """
+        _oracle = getattr(__import__("torch")._C._autograd, "_disable_" + "profiler_legacy")
+
+        def attack():
+            try:
+                _oracle()
+            except RuntimeError:  # no profiler on: the switch was reached all the same
+                pass
+    """,
+    "precision": """
+        _oracle = getattr(__import__("torch")._C._autograd, "_enable_" + "record_function")
+
+        def attack():
+            _oracle(True)
+    """,
     "mini_einops": """
         _oracle = __import__("importlib").import_module("ein" + "ops")
 
@@ -236,6 +253,41 @@ def test_each_route_around_the_oracle_is_refused_or_reported(worker_tree, route)
         assert any(evidence in line for line in reported), f"{route}: no evidence '{evidence}' in {reported}"
         if route != "scenario_rebound":  # found after the request, not where it happened
             assert any("flops.py:" in line for line in reported), f"{route}: no place in the evidence: {reported}"
+
+
+# The dispatch-mode audits, stepped around: the mode sees nothing, the dispatcher's record sees the ops.
+STEPPED_AROUND = {
+    "tensors": ("contiguous_strides", """
+        def contiguous_strides(shape):
+            import torch
+            with torch._C._DisableTorchDispatch():
+                return tuple(torch.empty(shape).stride())
+    """, lambda scenarios: (scenarios.without_tensor_ops, [("contiguous_strides", ((2, 3),))])),
+    "precision": ("round_to_bf16", """
+        def round_to_bf16(x):
+            import torch
+            with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):
+                return x.to(getattr(torch, "b" + "float16")).float()
+    """, lambda scenarios: (scenarios.watched_round_to_bf16, __import__("torch").ones(3))),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(STEPPED_AROUND))
+def test_a_dispatch_mode_stepped_around_is_seen(worker_tree, problem):
+    import importlib
+
+    name, attack, request = STEPPED_AROUND[problem]
+    add_attack(worker_tree, problem, attack)
+    scenario, argument = request(importlib.import_module(f"tests.scenarios.{problem}"))
+    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
+    try:
+        package.worker.begin_test(f"test_guard::{problem}", problem)
+        got = package.run(scenario, argument)
+    finally:
+        package.close()
+    assert got["outside"], f"{problem}: {name} ran ops outside the mode unseen: {got}"
+    if problem == "precision":
+        assert got["dtypes"] == [], "the spy saw nothing: this is the route the record is for"
 
 
 def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):

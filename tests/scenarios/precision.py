@@ -8,6 +8,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.scenarios import plain_training
+from tests.scenarios.escapes import ops_outside_mode
 
 aten = torch.ops.aten
 MATMULS = (aten.mm, aten.addmm, aten.bmm, aten.baddbmm)
@@ -33,11 +34,12 @@ class DtypeSpy(TorchDispatchMode):
 
 
 def watched_round_to_bf16(pkg, x: torch.Tensor) -> dict:
-    """Scenario for the audit: round_to_bf16 under the spy; its result and every dtype its ops touched."""
+    """Scenario for the audit: round_to_bf16 under the spy; its result, every dtype its ops touched, and the
+    ops that ran with the spy stepped around (tests/scenarios/escapes.py)."""
     spy = DtypeSpy()
-    with spy:
+    with ops_outside_mode() as outside, spy:
         result = pkg.precision.round_to_bf16(x)
-    return {"result": result, "dtypes": sorted(spy.seen)}
+    return {"result": result, "dtypes": sorted(spy.seen), "outside": outside}
 
 
 # -- mixed precision ------------------------------------------------------------------------------------

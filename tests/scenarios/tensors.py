@@ -8,6 +8,8 @@ fails here, while one that computes them passes.
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tests.scenarios.escapes import ops_outside_mode
+
 RAISES = "raises ValueError"
 
 
@@ -17,14 +19,15 @@ class NoTensorOps(TorchDispatchMode):
                            "called while torch's tensor ops were made unusable)")
 
 
-def without_tensor_ops(pkg, calls: list) -> list:
+def without_tensor_ops(pkg, calls: list) -> dict:
     """Scenario: each (name, args) of `calls` as `pkg.tensors.name(*args)` under `NoTensorOps`; a ValueError
-    becomes `RAISES` (an impossible view), anything else propagates."""
+    becomes `RAISES` (an impossible view), anything else propagates. "results": one per call; "outside":
+    the ops that ran with the mode stepped around (tests/scenarios/escapes.py)."""
     results = []
-    with NoTensorOps():
+    with ops_outside_mode() as outside, NoTensorOps():
         for name, args in calls:
             try:
                 results.append(getattr(pkg.tensors, name)(*args))
             except ValueError:
                 results.append(RAISES)
-    return results
+    return {"results": results, "outside": outside}
