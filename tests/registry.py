@@ -24,16 +24,16 @@ class Problem:
 
 
 PROBLEMS: tuple[Problem, ...] = (
-    Problem("tensors", "How a tensor lives in memory", 8),
-    Problem("einops_practice", "einsum, reduce, rearrange", 8),
-    Problem("mini_einops", "The three operations from scratch", 15),
+    Problem("tensors", "How a tensor lives in memory", 10),
+    Problem("einops_practice", "einsum, reduce, rearrange", 7),
+    Problem("mini_einops", "The three operations from scratch", 16),
     Problem("flops", "Counting compute", 14),
-    Problem("memory", "Counting bytes", 9),
-    Problem("precision", "Number formats and mixed precision", 12),
-    Problem("adamw", "The optimizer and its bytes", 10),
-    Problem("roofline", "Arithmetic intensity", 8),
+    Problem("memory", "Counting bytes", 8),
+    Problem("precision", "Number formats and mixed precision", 14),
+    Problem("adamw", "The optimizer and its bytes", 9),
+    Problem("roofline", "Arithmetic intensity", 7),
     Problem("gradient_accumulation", "Gradient accumulation", 5),
-    Problem("activation_checkpointing", "Activation checkpointing", 7),
+    Problem("activation_checkpointing", "Activation checkpointing", 6),
     Problem("benchmarking", "Benchmarking", 4),
 )
 
