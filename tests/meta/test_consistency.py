@@ -115,9 +115,29 @@ def _handout_weight_tables() -> dict[str, str]:
     return tables
 
 
+def write_handout_weight_tables() -> None:
+    """Rewrite the table under each problem's `### Points` in handout.md from the registry:
+    `python -m tests.meta.test_consistency`."""
+    path = ROOT / "handout.md"
+    text = path.read_text()
+    for problem in PROBLEMS:
+        heading = text.index("\n### Points\n", text.index(f"## Problem ({problem.id}): "))
+        start = text.index("\n|", heading) + 1
+        end = text.find("\n", start)
+        while text.startswith("|", end + 1):
+            end = text.find("\n", end + 1)
+        text = text[:start] + weight_table(problem) + text[end:]
+    path.write_text(text)
+
+
 def test_the_handout_shows_each_problems_weight_table():
     tables = _handout_weight_tables()
     for problem in PROBLEMS:
         assert tables.get(problem.id) == weight_table(problem), (
-            f"handout.md, problem {problem.id}: the table under '### Points' is not the registry's; it should be\n"
+            f"handout.md, problem {problem.id}: the table under '### Points' is not the registry's "
+            f"(`python -m tests.meta.test_consistency` rewrites the tables); it should be\n"
             f"{weight_table(problem)}")
+
+
+if __name__ == "__main__":
+    write_handout_weight_tables()
