@@ -1,8 +1,11 @@
 """Scores from test outcomes, the terminal table, and Gradescope's results.json.
 
-The rule (stated in the handout): a problem's points are split equally among its graded tests, and a
-test earns its share when it passes. GPU tests are worth nothing. A test that never reported (the run
-was killed at the submission's time limit) has failed.
+The rule (stated in the handout, the weights in tests/registry.py): a problem's points go to its behaviours,
+each worth its weight; a behaviour's points are split equally among its test functions, and a function's share
+equally among its pytest items, each earned when the item passes. Where some behaviours of a problem did not
+run at all (the student release leaves out the differential tests), the weights of those that ran are scaled
+so that the problem is still out of its points. GPU tests are worth nothing. A test that never reported (the
+run was killed at the submission's time limit) has failed.
 """
 
 from dataclasses import dataclass, field
@@ -11,6 +14,8 @@ from grader import registry
 from grader.runner import RunResult
 
 MESSAGE_LINES = 14
+BEHAVIOUR_OUTPUT_LINES = 40
+UNWEIGHTED = "unweighted tests (worth nothing: course staff, see tests/registry.py)"
 
 
 @dataclass
@@ -21,10 +26,16 @@ class TestScore:
     passed: bool
     status: str  # passed, failed, skipped, not run
     message: str = ""
+    behaviour: str = ""
 
     @property
     def name(self) -> str:
         return self.nodeid.split("::", 1)[-1]
+
+    @property
+    def function(self) -> str:
+        """The test function (the name without its parametrization)."""
+        return self.name.split("[", 1)[0]
 
     @property
     def score(self) -> float:
@@ -32,35 +43,78 @@ class TestScore:
 
 
 @dataclass
-class ProblemScore:
-    id: str
-    title: str
-    points: int
+class BehaviourScore:
+    name: str
+    points: float  # its weight in this run (scaled when some behaviours of the problem did not run)
     tests: list[TestScore] = field(default_factory=list)
 
     @property
     def score(self) -> float:
         return sum(t.score for t in self.tests)
 
+    @property
+    def passed(self) -> bool:
+        return all(t.passed for t in self.tests)
+
+
+@dataclass
+class ProblemScore:
+    id: str
+    title: str
+    points: int
+    behaviours: list[BehaviourScore] = field(default_factory=list)
+
+    @property
+    def tests(self) -> list[TestScore]:
+        return [t for b in self.behaviours for t in b.tests]
+
+    @property
+    def score(self) -> float:
+        return sum(b.score for b in self.behaviours)
+
+
+def _function(nodeid: str) -> str:
+    return nodeid.split("::", 1)[-1].split("[", 1)[0]
+
 
 def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
-    """One ProblemScore per problem that has graded tests in this run."""
+    """One ProblemScore per problem that has graded tests in this run, one BehaviourScore per behaviour of it
+    that ran (in the registry's order)."""
     scores = []
     for problem in problems:
         graded = [c for c in run.collected if c["problem"] == problem.id and not c["gpu"]]
         if not graded:
             continue
-        share = problem.points / len(graded)
-        result = ProblemScore(problem.id, problem.title, problem.points)
+        items: dict[str, list[dict]] = {}  # test function -> its collected items
         for test in graded:
-            record = run.records.get(test["nodeid"])
-            if record is None:
-                status, message = "not run", "did not run: the submission's time limit was reached first"
-            else:
-                status, message = record["outcome"], record["message"]
-            result.tests.append(TestScore(test["nodeid"], problem.id, share, status == "passed", status, message))
+            items.setdefault(_function(test["nodeid"]), []).append(test)
+        ran = [(b, [f for f in b.tests if f in items]) for b in problem.behaviours]
+        ran = [(b, functions) for b, functions in ran if functions]
+        total = sum(b.points for b, _ in ran)
+        scale = problem.points / total if total else 0.0
+        result = ProblemScore(problem.id, problem.title, problem.points)
+        for behaviour, functions in ran:
+            score = BehaviourScore(behaviour.name, behaviour.points * scale)
+            for function in functions:
+                share = score.points / len(functions) / len(items[function])
+                score.tests += [_test_score(run, test, problem.id, share, behaviour.name) for test in items[function]]
+            result.behaviours.append(score)
+        weighed = {f for b in problem.behaviours for f in b.tests}
+        unweighted = [test for function, tests in items.items() if function not in weighed for test in tests]
+        if unweighted:  # a meta-test keeps this from happening (tests/meta/test_consistency.py)
+            result.behaviours.append(BehaviourScore(UNWEIGHTED, 0.0, [
+                _test_score(run, test, problem.id, 0.0, UNWEIGHTED) for test in unweighted]))
         scores.append(result)
     return scores
+
+
+def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
+    record = run.records.get(test["nodeid"])
+    if record is None:
+        status, message = "not run", "did not run: the submission's time limit was reached first"
+    else:
+        status, message = record["outcome"], record["message"]
+    return TestScore(test["nodeid"], problem, share, status == "passed", status, message, behaviour)
 
 
 def _short(message: str, lines: int = MESSAGE_LINES) -> str:
@@ -70,14 +124,26 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
+def _points(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+NAME_WIDTH = 58
+
+
 def table(scores: list[ProblemScore], notes: list[str]) -> str:
-    """The score table per problem, then each failure with its counterexample."""
-    rows = [f"{'problem':<26}{'score':>14}  tests passed", "-" * 56]
+    """The score table per problem, with its behaviours under it, then each failure with its counterexample."""
+    rule = "-" * (NAME_WIDTH + 30)
+    rows = [f"{'problem / behaviour':<{NAME_WIDTH}}{'score':>15}  tests passed", rule]
     for p in scores:
         passed = sum(t.passed for t in p.tests)
-        rows.append(f"{p.id:<26}{p.score:>7.2f} / {p.points:<4}  {passed}/{len(p.tests)}")
+        rows.append(f"{p.id:<{NAME_WIDTH}}{p.score:>7.2f} / {p.points:<5}  {passed}/{len(p.tests)}")
+        for b in p.behaviours:
+            passed = sum(t.passed for t in b.tests)
+            rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{b.score:>7.2f} / {_points(b.points):<5}  "
+                        f"{passed}/{len(b.tests)}")
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
-    rows += ["-" * 56, f"{'total':<26}{total:>7.2f} / {out_of:<4}"]
+    rows += [rule, f"{'total':<{NAME_WIDTH}}{total:>7.2f} / {out_of:<5}"]
     failures = [t for p in scores for t in p.tests if not t.passed]
     unimplemented = [t for t in failures if t.message.startswith("NotImplementedError")]
     if unimplemented:
@@ -91,7 +157,7 @@ def table(scores: list[ProblemScore], notes: list[str]) -> str:
     if failures:
         rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]
         for t in failures:
-            rows += ["", f"[{t.problem}] {t.name}  ({t.status})", _indent(_short(t.message))]
+            rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_short(t.message))]
     if notes:
         rows += [""] + notes
     return "\n".join(rows)
@@ -107,16 +173,40 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
+def behaviour_output(b: BehaviourScore, lines: int = BEHAVIOUR_OUTPUT_LINES) -> str:
+    """What Gradescope shows under a behaviour: how many of its tests passed, then each distinct failure once,
+    with the tests that failed with it."""
+    passed = sum(t.passed for t in b.tests)
+    rows = [f"{passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
+    by_message: dict[str, list[TestScore]] = {}
+    for t in b.tests:
+        if not t.passed:  # a stub's NotImplementedError once, whatever example it was called on
+            key = t.message.strip()
+            if key.startswith("NotImplementedError"):
+                key = key.splitlines()[0] + " (not implemented yet)"
+            by_message.setdefault(key, []).append(t)
+    for message, tests in by_message.items():
+        names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])
+        more = f" and {len(tests) - 4} more" if len(tests) > 4 else ""
+        rows += ["", f"{names}{more}:", _indent(_short(message, MESSAGE_LINES))]
+    if len(rows) > lines:
+        rows = rows[:lines] + [f"... ({len(rows) - lines} more lines: `resource-grader grade --local` shows all)"]
+    return "\n".join(rows)
+
+
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None) -> dict:
-    """Gradescope's autograder results format; `review`, the evidence for course staff, goes in `extra_data`,
-    which Gradescope stores and does not show to students."""
+    """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest
+    items and their outcomes in the test's `extra_data`), the score table per problem in `output`. `review`, the
+    evidence for course staff, goes in the top-level `extra_data`, which Gradescope stores and does not show to
+    students."""
     tests = []
     for i, p in enumerate(scores, start=1):
-        for j, t in enumerate(p.tests, start=1):
+        for j, b in enumerate(p.behaviours, start=1):
             tests.append({
-                "name": f"{p.id}: {t.name}", "number": f"{i}.{j}", "score": round(t.score, 4),
-                "max_score": round(t.max_score, 4), "status": "passed" if t.passed else "failed",
-                "visibility": "visible", "output": _short(t.message, 40),
+                "name": f"{p.id}: {b.name}", "number": f"{i}.{j}", "score": round(b.score, 4),
+                "max_score": round(b.points, 4), "status": "passed" if b.passed else "failed",
+                "visibility": "visible", "output": behaviour_output(b),
+                "extra_data": {"problem": p.id, "tests": {t.name: t.status for t in b.tests}},
             })
     return {
         "score": round(sum(p.score for p in scores), 2),

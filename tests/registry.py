@@ -1,9 +1,16 @@
-"""The one list of graded problems: id, title, points and module.
+"""The one list of graded problems: id, title, points and module; and inside each problem, its behaviours.
 
-The handout's section headings, the pytest markers, the grader's rubric and the release all read this
-list; a meta-test checks that they agree.
+The handout's section headings and weight tables, the pytest markers, the grader's rubric and the release all
+read this list; meta-tests check that they agree (tests/meta/test_consistency.py).
+
+Points go to behaviours, not to pytest items. A behaviour is one test function (all its parametrizations and
+generated examples) or a few small ones, with an explicit weight; every graded test function of a problem
+belongs to exactly one behaviour of it, and a problem's behaviours add up to its points. Inside a behaviour the
+points are split equally among its test functions, and a function's share equally among its pytest items
+(grader/scoring.py). GPU tests belong to no behaviour: they are worth nothing.
 """
 
+import math
 from dataclasses import dataclass
 
 
@@ -22,23 +29,336 @@ class Problem:
     def test_file(self) -> str:
         return f"tests/test_{self.id}.py"
 
+    @property
+    def behaviours(self) -> "tuple[Behaviour, ...]":
+        return BEHAVIOURS[self.id]
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a student's code must do, worth `points`: `name` (the Gradescope test's name), `checks` (what the
+    tests check, for the handout), `tests` (the names of the test functions in the problem's test file)."""
+
+    name: str
+    checks: str
+    points: float
+    tests: tuple[str, ...]
+
 
 PROBLEMS: tuple[Problem, ...] = (
-    Problem("tensors", "How a tensor lives in memory", 8),
-    Problem("einops_practice", "einsum, reduce, rearrange", 8),
-    Problem("mini_einops", "The three operations from scratch", 15),
+    Problem("tensors", "How a tensor lives in memory", 10),
+    Problem("einops_practice", "einsum, reduce, rearrange", 7),
+    Problem("mini_einops", "The three operations from scratch", 16),
     Problem("flops", "Counting compute", 14),
-    Problem("memory", "Counting bytes", 9),
-    Problem("precision", "Number formats and mixed precision", 12),
-    Problem("adamw", "The optimizer and its bytes", 10),
-    Problem("roofline", "Arithmetic intensity", 8),
+    Problem("memory", "Counting bytes", 8),
+    Problem("precision", "Number formats and mixed precision", 14),
+    Problem("adamw", "The optimizer and its bytes", 9),
+    Problem("roofline", "Arithmetic intensity", 7),
     Problem("gradient_accumulation", "Gradient accumulation", 5),
-    Problem("activation_checkpointing", "Activation checkpointing", 7),
+    Problem("activation_checkpointing", "Activation checkpointing", 6),
     Problem("benchmarking", "Benchmarking", 4),
 )
 
 BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}
 PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
+
+# Each problem's behaviours: (name, what the tests check, points, test functions). The core of each problem
+# carries most of its points; input validation, lecture examples and tests that check only a property (an
+# ordering, a monotone trend: nonsense can pass them) carry little. The handout shows these tables.
+B = Behaviour
+BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
+    "tensors": (
+        B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op of each family "
+          "(indexing, dimensions, views), against torch", 2, ("test_single_ops_match_torch",)),
+        B("view_result: chains of ops", "the layout or copy after a generated chain of ops, against torch",
+          2.5, ("test_op_chains_match_torch",)),
+        B("view_result: writes land where the layout says", "a write through the result of a chain lands at "
+          "the element of the original storage that your layout addresses", 1,
+          ("test_a_write_through_the_result_lands_where_its_layout_says",)),
+        B("strides, offsets, contiguity", "contiguous_strides, element_offset (against data_ptr) and "
+          "is_contiguous on generated layouts", 1,
+          ("test_contiguous_strides_match_torch", "test_element_offset_matches_data_ptr",
+           "test_is_contiguous_matches_torch")),
+        B("can_view", "whether view() succeeds, and the strides it gives, against torch", 1,
+          ("test_can_view_matches_torch",)),
+        B("nbytes and storage_nbytes", "the bytes a tensor addresses and the bytes its storage keeps alive",
+          0.75, ("test_nbytes_matches_torch", "test_storage_nbytes_matches_torch")),
+        B("the handout's examples", "the worked examples of the handout", 0.5, ("test_handout_examples",)),
+        B("audit: layouts without tensors", "the layouts are right with every torch tensor op made unusable",
+          0.5, ("test_audit_layouts_are_computed_without_tensors",)),
+        B("differential: all functions", "every function against the reference on more generated chains",
+          0.75, ("test_differential_tensors",)),
+    ),
+    "einops_practice": (
+        B("matmul, attention scores, sum_hidden", "each against its torch expression", 1,
+          ("test_matmul_is_the_matrix_product", "test_attention_scores_match_q_kt_over_sqrt_d",
+           "test_sum_hidden_sums_the_last_dimension")),
+        B("heads: split, merge, per-head linear", "against view/transpose/reshape and a loop over heads", 1,
+          ("test_split_heads_matches_view_and_transpose", "test_merge_heads_matches_transpose_and_reshape",
+           "test_per_head_linear_applies_each_heads_matrix")),
+        B("images: patchify, unpatchify, pool2d", "row-by-row patches, their inverse, torch's pooling", 1.25,
+          ("test_patchify_cuts_row_by_row_patches", "test_unpatchify_inverts_patchify",
+           "test_pool2d_matches_torch_pooling")),
+        B("pairwise distances, repeat_kv", "against explicit differences and repeat_interleave", 0.75,
+          ("test_pairwise_sq_distances_match_differences", "test_repeat_kv_matches_repeat_interleave")),
+        B("multi-head attention", "against torch's scaled_dot_product_attention", 1,
+          ("test_multihead_attention_matches_sdpa",)),
+        B("two-layer backward", "the hand-written gradients against autograd", 1,
+          ("test_two_layer_backward_matches_autograd",)),
+        B("audit: every function uses einops", "each function calls einops (no plain torch reshapes)", 0.5,
+          ("test_audit_every_function_uses_einops",)),
+        B("differential: all functions", "every function against the reference on more inputs", 0.5,
+          ("test_differential_all_functions",)),
+    ),
+    "mini_einops": (
+        B("rearrange", "generated rearrange patterns and shapes, against einops", 3.5,
+          ("test_rearrange_matches_einops",)),
+        B("reduce", "generated reduce patterns, shapes and reductions, against einops", 2.5,
+          ("test_reduce_matches_einops",)),
+        B("repeat", "generated repeat patterns, shapes and lengths, against einops", 1.5,
+          ("test_repeat_matches_einops",)),
+        B("einsum", "generated einsum patterns over one to three tensors, against einops", 2.5,
+          ("test_einsum_matches_einops",)),
+        B("classic calls", "the calls of the lecture and of einops' documentation, against einops", 1.5,
+          ("test_classic_calls_match_einops",)),
+        B("near misses raise like einops", "generated patterns one mistake away from valid (rearrange, reduce, "
+          "repeat, einsum) raise EinopsError where einops raises", 1,
+          ("test_near_misses_raise_like_einops", "test_einsum_near_misses_raise_like_einops")),
+        B("error messages", "rejected calls raise EinopsError naming the pattern and the shapes", 0.75,
+          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes",)),
+        B("any pattern: raise or match like einops", "many generated calls, valid or not, behave as einops", 1,
+          ("test_generated_patterns_raise_or_match_like_einops",)),
+        B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
+          ("test_each_pattern_is_parsed_once",)),
+        B("audit: does not use einops", "the results are right with einops made unusable", 0.5,
+          ("test_audit_does_not_use_einops",)),
+        B("differential: generated patterns", "generated calls against the reference", 0.75,
+          ("test_differential_generated_patterns",)),
+    ),
+    "flops": (
+        B("FlopCounter: matmul programs and MLPs", "your FlopCounter against FlopCounterMode on generated "
+          "matmul programs and MLPs, forward and backward", 2,
+          ("test_counter_matches_flopcountermode_on_matmul_programs", "test_counter_matches_flopcountermode_on_mlps")),
+        B("FlopCounter: attention", "against FlopCounterMode on math attention and on fused SDPA kernels", 2,
+          ("test_counter_matches_flopcountermode_on_math_attention",
+           "test_counter_matches_flopcountermode_on_fused_attention")),
+        B("FlopCounter: transformers", "against FlopCounterMode on whole transformer steps", 1.25,
+          ("test_counter_matches_flopcountermode_on_transformers",)),
+        B("FlopCounter: starts from zero", "each `with` block counts from zero", 0.25,
+          ("test_counter_starts_from_zero_each_time_it_is_entered",)),
+        B("audit: FlopCounter without FlopCounterMode", "your counter does not wrap the oracle", 0.5,
+          ("test_audit_counter_does_not_use_flopcountermode",)),
+        B("differential: FlopCounter", "your counter against the reference's on more programs", 0.75,
+          ("test_differential_counter",)),
+        B("matmul_flops and linear_flops", "against FlopCounterMode", 1,
+          ("test_matmul_flops_matches_flopcountermode", "test_linear_flops_matches_flopcountermode")),
+        B("transformer forward FLOPs", "transformer_forward_flops against FlopCounterMode on generated configs",
+          1.5, ("test_transformer_forward_flops_matches_flopcountermode",)),
+        B("attention FLOPs", "attention_score_flops against the counted bmms, attention_flops_fraction against "
+          "the measured share", 1,
+          ("test_attention_score_flops_matches_the_bmm_count", "test_attention_flops_fraction_matches_measured_share")),
+        B("training-step FLOPs", "training_step_flops and mlp_training_flops against a measured forward and "
+          "backward", 1.5,
+          ("test_training_step_flops_matches_forward_and_backward",
+           "test_mlp_training_flops_matches_forward_and_backward")),
+        B("transformer_param_count", "against the module's parameters", 0.5,
+          ("test_transformer_param_count_matches_the_module",)),
+        B("6ND, training days, MFU", "approx_training_flops, training_days (the lecture's ~144 days) and mfu", 1,
+          ("test_approx_training_flops_is_six_n_d", "test_training_days_lecture_example",
+           "test_training_days_scales_as_compute_over_throughput", "test_mfu_is_achieved_over_peak")),
+        B("attention share grows with the context", "a property only: the share grows with seq and the exact "
+          "step outgrows 6ND", 0.25, ("test_attention_share_grows_with_context_and_six_n_d_falls_behind",)),
+        B("differential: counting functions", "the counting functions against the reference", 0.5,
+          ("test_differential_counting_functions",)),
+    ),
+    "memory": (
+        B("tensor_bytes", "against torch, without allocating, the lecture's example", 0.75,
+          ("test_tensor_bytes_matches_torch", "test_tensor_bytes_allocates_nothing",
+           "test_tensor_bytes_lecture_example")),
+        B("parameter count and bytes", "parameter_count and parameter_bytes against torch modules", 0.75,
+          ("test_parameter_count_and_bytes_match_torch",)),
+        B("bytes_per_param: real optimizer state", "against the bytes of a real optimizer's state per policy",
+          1.25, ("test_bytes_per_param_matches_real_optimizer_state",)),
+        B("bytes_per_param: the lecture's table, unknown names", "16/12/... bytes per parameter; unknown "
+          "policies or optimizers raise", 0.5,
+          ("test_bytes_per_param_lecture_adamw", "test_bytes_per_param_rejects_unknown_names")),
+        B("model_state_bytes", "against a real training step, and n times bytes_per_param", 1,
+          ("test_model_state_bytes_matches_a_real_training_step", "test_model_state_bytes_is_n_times_bytes_per_param")),
+        B("max_trainable_params", "the largest model that fits, the lecture's example", 0.5,
+          ("test_max_trainable_params_is_the_largest_that_fits", "test_max_trainable_params_lecture_example")),
+        B("SavedActivations: the autograd graph", "the saved bytes against the tensors autograd keeps, on "
+          "generated stacks", 1.5, ("test_saved_activations_matches_the_autograd_graph",)),
+        B("SavedActivations: from zero, the lecture's MLP", "each `with` block counts from zero; the lecture's MLP",
+          0.5, ("test_saved_activations_starts_from_zero_each_time_it_is_entered",
+                "test_saved_activations_lecture_mlp")),
+        B("mlp_activation_bytes", "against the measurement and the lecture's example", 0.75,
+          ("test_mlp_activation_bytes_matches_the_measurement", "test_mlp_activation_bytes_lecture_example")),
+        B("differential: all functions", "counting functions and measurements against the reference", 0.5,
+          ("test_differential_counting_functions", "test_differential_measurements")),
+    ),
+    "precision": (
+        B("float_format", "the fields of every torch float format against torch.finfo, the e2m1 table, the "
+          "fp8 ranges", 1.5,
+          ("test_float_format_matches_finfo", "test_float_format_fp4_e2m1_hand_table",
+           "test_lecture_facts_ranges_of_fp8")),
+        B("round_to_bf16: bit for bit", "generated fp32 bit patterns (ties, subnormals, inf, NaN) against "
+          "torch's cast", 2, ("test_round_to_bf16_matches_torch_cast",)),
+        B("round_to_bf16: shape and worked examples", "the shape is kept; the handout's worked examples", 0.25,
+          ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),
+        B("audit: round_to_bf16 with integer operations", "right with float casts to bf16 made unusable", 0.5,
+          ("test_audit_round_to_bf16_uses_integer_operations",)),
+        B("quantize: torch's formats", "quantize to every torch float format against torch's cast", 1.5,
+          ("test_quantize_matches_torch_cast",)),
+        B("quantize: small formats", "formats torch lacks (fp4, fp6, ...) against a brute-force nearest value",
+          1.5, ("test_quantize_small_formats_against_brute_force",)),
+        B("quantize: 1e-8 in fp16 and bf16", "the lecture's underflow example", 0.25,
+          ("test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16",)),
+        B("nvfp4_quantize", "the e2m1 grid values, the e4m3 block scales, the nearest values", 1.5,
+          ("test_nvfp4_quantize_grid_scales_and_nearest_values",)),
+        B("nvfp4_dequantize", "values times block scale times tensor scale", 0.25,
+          ("test_nvfp4_dequantize_multiplies_the_scales",)),
+        B("nvfp4: representable input is exact", "a round trip of values on the grid changes nothing", 0.5,
+          ("test_nvfp4_is_exact_for_representable_input",)),
+        B("nvfp4: error bound per block", "a bound only: each block's error within 17/96 of its amax", 0.25,
+          ("test_nvfp4_error_bound_per_block",)),
+        B("differential: nvfp4", "quantize and dequantize against the reference", 0.5, ("test_differential_nvfp4",)),
+        B("mixed precision: bf16", "bf16 matmuls, fp32 master parameters: the step against torch", 1,
+          ("test_mixed_precision_bf16_matmuls_low_params_fp32",)),
+        B("mixed precision: fp16 with a loss scaler", "the fp16 step with a loss scaler against torch", 0.75,
+          ("test_mixed_precision_fp16_with_scaler",)),
+        B("mixed precision: the scaler rescues gradients", "gradients that underflow in fp16 survive scaling",
+          0.5, ("test_mixed_precision_scaler_rescues_underflowing_fp16_gradients",)),
+        B("mixed precision: overflow", "an overflowing step is skipped and the scale backs off", 0.75,
+          ("test_mixed_precision_overflow_skips_the_step_and_backs_off",)),
+        B("input validation", "unknown formats, other dtypes, shapes that do not block, non-finite input raise",
+          0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
+                "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
+                "test_nvfp4_rejects_non_finite_input")),
+    ),
+    "adamw": (
+        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW", 2.75,
+          ("test_adamw_matches_torch_float64",)),
+        B("AdamW: float32 trajectories", "against torch.optim.AdamW on float32 parameters", 1,
+          ("test_adamw_matches_torch_float32",)),
+        B("AdamW: bf16 parameters, default state", "bf16 parameters, state in their dtype, against torch", 1,
+          ("test_adamw_bf16_params_default_state_like_torch",)),
+        B("AdamW: bf16 parameters, fp32 state", "bf16 parameters with fp32 moments, against an fp32 run", 1,
+          ("test_adamw_bf16_params_fp32_state",)),
+        B("AdamW: hyperparameters from the groups", "lr and the rest are read from param_groups at each step",
+          0.5, ("test_adamw_reads_hyperparameters_from_the_groups_each_step",)),
+        B("AdamW: closure", "step(closure) returns the loss and steps like torch", 0.25, ("test_adamw_closure",)),
+        B("AdamW: parameters without gradients", "are left alone, with no state", 0.25,
+          ("test_adamw_leaves_parameters_without_gradients_alone",)),
+        B("AdamW: a torch optimizer", "a torch.optim.Optimizer with param groups", 0.25,
+          ("test_adamw_is_a_torch_optimizer_with_param_groups",)),
+        B("AdamW: invalid hyperparameters", "negative lr, betas outside [0, 1), ... raise ValueError", 0.25,
+          ("test_adamw_rejects_invalid_hyperparameters",)),
+        B("optimizer_state_bytes", "the state bytes of torch's optimizers and of yours, per policy", 1,
+          ("test_optimizer_state_bytes_of_torch_optimizers", "test_optimizer_state_bytes_follow_the_policy_table")),
+        B("optimizer_state_bytes: lecture, before the first step", "12 bytes per parameter; zero before a step",
+          0.25, ("test_lecture_bf16_params_fp32_moments_is_12_bytes_per_param",
+                 "test_optimizer_state_bytes_is_zero_before_the_first_step")),
+        B("audit: AdamW without torch's Adam", "the trajectories are right with torch's Adam made unusable", 0.5,
+          ("test_audit_adamw_does_not_use_torch_adam",)),
+    ),
+    "roofline": (
+        B("elementwise costs", "relu_cost; gelu_cost as torch decomposes it; unknown approximations raise", 1,
+          ("test_relu_cost", "test_gelu_cost_counts_torchs_decomposition",
+           "test_gelu_cost_rejects_unknown_approximation")),
+        B("dot, matvec and matmul costs", "FLOPs and bytes of each", 1.25,
+          ("test_dot_cost", "test_matvec_cost", "test_matmul_cost")),
+        B("arithmetic and accelerator intensity", "FLOPs per byte of an op and of a chip", 0.5,
+          ("test_arithmetic_intensity_is_flops_per_byte", "test_accelerator_intensity_from_the_spec_sheet")),
+        B("the lecture's numbers", "the intensities and ridge points of the lecture", 0.5, ("test_lecture_numbers",)),
+        B("intensity grows with matmul size", "a property only: a bigger matmul has a higher intensity", 0.25,
+          ("test_intensity_grows_with_matmul_size",)),
+        B("classify", "compute- or memory-bound, flipping exactly at the ridge; matmuls on real chips", 0.75,
+          ("test_classify_flips_exactly_at_the_accelerator_intensity", "test_classify_matmuls_on_real_hardware")),
+        B("roofline_time", "the slower of compute and memory", 0.75,
+          ("test_roofline_time_is_the_slower_of_compute_and_memory",)),
+        B("attainable_flops_per_sec", "the roof; rate times time is the work", 0.5,
+          ("test_attainable_flops_per_sec_is_the_roof", "test_attainable_rate_times_roofline_time_is_the_work")),
+        B("min_compute_bound_batch", "the smallest compute-bound batch (or ValueError); the lecture's example", 1,
+          ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture")),
+        B("plot_roofline", "writes a PNG; names the missing extra; the demo draws with your package", 0.25,
+          ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra",
+           "test_roofline_demo_draws_with_the_package_under_test")),
+        B("differential: all functions", "every function against the reference", 0.25,
+          ("test_differential_roofline",)),
+    ),
+    "gradient_accumulation": (
+        B("one micro-batch's activations at a time", "the peak of saved activations (measured) is that of a "
+          "plain backward on one micro-batch, and falls as it shrinks: what sets accumulation apart from one "
+          "full-batch backward", 2, ("test_saved_activations_peak_falls_with_the_micro_batch",)),
+        B("the full-batch gradient, float64", "accumulated gradients against one full-batch backward", 1,
+          ("test_accumulated_gradient_is_the_full_batch_gradient_float64",)),
+        B("the full-batch gradient, float32", "the same in float32", 0.25,
+          ("test_accumulated_gradient_is_the_full_batch_gradient_float32",)),
+        B("uneven splits", "every split of a batch, the last micro-batch smaller, for MSE and cross-entropy", 0.75,
+          ("test_every_split_gives_the_full_batch_gradient",)),
+        B("train_step", "one accumulated step is a full-batch SGD step", 0.5,
+          ("test_train_step_is_a_full_batch_sgd_step",)),
+        B("no gradient left, invalid sizes", "no .grad is left behind after train_step; zero or negative "
+          "micro-batch sizes raise ValueError", 0.25,
+          ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error")),
+        B("differential: accumulate_gradients", "against the reference", 0.25, ("test_accumulate_matches_reference",)),
+    ),
+    "activation_checkpointing": (
+        B("checkpoint: saves only its inputs", "only the inputs are saved for backward; fn runs twice (forward, "
+          "recompute): what sets checkpoint apart from calling fn", 1.75,
+          ("test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice",)),
+        B("checkpoint: gradients", "the gradients of a checkpointed block equal a plain backward", 0.5,
+          ("test_checkpoint_matches_plain_backward",)),
+        B("checkpoint: dropout replayed", "the recomputation replays the RNG, like torch.utils.checkpoint", 0.5,
+          ("test_checkpoint_replays_dropout_like_torch_utils_checkpoint",)),
+        B("checkpoint: parameters' gradients", "parameters get gradients when no input requires grad", 0.25,
+          ("test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad",)),
+        B("audit: checkpoint without torch.utils.checkpoint", "right, and recomputing each layer, with the oracle "
+          "unusable", 0.75, ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",)),
+        B("checkpoint_sequential: segments recomputed", "keeps segment inputs only, recomputes each segment once",
+          0.75, ("test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment",)),
+        B("checkpoint_sequential: gradients", "equal a plain backward", 0.25,
+          ("test_checkpoint_sequential_matches_plain_backward",)),
+        B("segments", "default ceil(sqrt(L)), sizes like tensor_split, invalid counts raise", 0.25,
+          ("test_default_segments_is_ceil_sqrt", "test_segment_sizes_like_tensor_split",
+           "test_invalid_segments_raise_value_error")),
+        B("checkpoint_memory", "against measured bytes; O(L) falls to O(sqrt L)", 0.25,
+          ("test_checkpoint_memory_matches_measured_bytes", "test_checkpoint_memory_falls_from_linear_to_square_root")),
+        B("recompute_flops", "against the counted forward calls; unknown strategies raise", 0.25,
+          ("test_recompute_flops_matches_counted_forward_calls", "test_recompute_flops_rejects_unknown_strategies")),
+        B("differential: all functions", "the analytic models and checkpoint_sequential against the reference",
+          0.5, ("test_analytic_models_match_reference", "test_checkpoint_sequential_matches_reference")),
+    ),
+    "benchmarking": (
+        B("summarize", "against statistics, the worked examples, the reference", 0.5,
+          ("test_summarize_matches_statistics", "test_summarize_worked_examples", "test_summarize_matches_reference")),
+        B("benchmark: the order of calls", "warm-ups, then each trial between two syncs and clock reads", 0.5,
+          ("test_benchmark_calls_in_order",)),
+        B("benchmark: times each trial's work", "each time is the work of one trial, on a fake clock", 0.75,
+          ("test_benchmark_times_the_work_of_each_trial",)),
+        B("benchmark: the default sync", "torch.cuda.synchronize on CUDA, nothing on the CPU", 0.5,
+          ("test_benchmark_default_sync_on_cuda_is_cuda_synchronize",
+           "test_benchmark_default_sync_on_cpu_does_nothing")),
+        B("measure_matmul", "FLOPs, bytes, time and utilisation on a fake clock", 0.5,
+          ("test_measure_matmul_with_a_fake_clock",)),
+        B("measure_bandwidth", "bytes, time and bandwidth on a fake clock", 0.5,
+          ("test_measure_bandwidth_with_a_fake_clock",)),
+        B("utilisation", "MFU against the peak of the dtype used; none on the CPU", 0.25,
+          ("test_mfu_is_against_the_peak_of_the_dtype_used", "test_measurements_on_the_cpu_have_no_utilisation")),
+        B("device names", "hardware_for_name and device_spec", 0.25,
+          ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
+           "test_device_spec_of_the_cpu_is_none")),
+        B("input validation", "no times, negative warm-ups or trials raise ValueError", 0.25,
+          ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts")),
+    ),
+}
+del B
+
+for _problem in PROBLEMS:
+    _weights = [b.points for b in _problem.behaviours]
+    assert all(w > 0 and float(4 * w).is_integer() for w in _weights), f"{_problem.id}: weights are quarter points"
+    assert math.fsum(_weights) == _problem.points, f"{_problem.id}: behaviours add up to {math.fsum(_weights)}"
+    assert len({b.name for b in _problem.behaviours}) == len(_weights), f"{_problem.id}: two behaviours, one name"
 
 # Markers that are not problems. `gpu`: needs a Hopper GPU, worth no points by default.
 EXTRA_MARKERS = {
@@ -66,3 +386,13 @@ ORACLES: dict[str, tuple[str, ...]] = {
 }
 
 assert sum(p.points for p in PROBLEMS) == 100
+
+
+def weight_table(problem: Problem) -> str:
+    """The problem's weight table, as the handout shows it (a meta-test compares the two)."""
+    rows = ["| behaviour | what it checks | tests | points |", "| --- | --- | --- | ---: |"]
+    for b in problem.behaviours:
+        tests = ", ".join(f"`{t}`" for t in b.tests)
+        rows.append(f"| {b.name} | {b.checks} | {tests} | {b.points:g} |")
+    rows.append(f"| **total** | | | **{problem.points}** |")
+    return "\n".join(rows)

@@ -1,14 +1,16 @@
-"""assignment/ and reference/ expose the same API; handout, registry and test markers agree."""
+"""assignment/ and reference/ expose the same API; handout, registry and test markers agree; every graded test
+function has exactly one weight."""
 
 import ast
 import importlib
 import inspect
 import re
+from collections import Counter
 
 import pytest
 
 from tests.meta.suite import ROOT, problems_with_tests
-from tests.registry import BY_ID, PROBLEMS
+from tests.registry import BEHAVIOURS, BY_ID, PROBLEMS, weight_table
 
 pytestmark = pytest.mark.meta
 
@@ -66,3 +68,76 @@ def test_every_problem_with_tests_has_a_stub_and_a_reference():
     for problem in problems_with_tests():
         assert (ROOT / "assignment" / f"{problem}.py").exists()
         assert (ROOT / "reference" / f"{problem}.py").exists()
+
+
+# -- the weights: every graded test function in exactly one behaviour, the handout's tables ---------------
+
+def graded_test_functions(problem: str) -> set[str]:
+    """The test functions of the problem's test file that count: all of them but those marked `gpu`."""
+    module = importlib.import_module(f"tests.test_{problem}")
+    return {name for name, obj in vars(module).items() if name.startswith("test_") and callable(obj)
+            and not any(mark.name == "gpu" for mark in getattr(obj, "pytestmark", []))}
+
+
+def test_every_problem_has_behaviours_and_only_problems_do():
+    assert list(BEHAVIOURS) == [p.id for p in PROBLEMS], "tests/registry.py BEHAVIOURS: one entry per problem, in order"
+
+
+@pytest.mark.parametrize("problem", problems_with_tests())
+def test_every_graded_test_function_has_exactly_one_behaviour(problem):
+    graded = graded_test_functions(problem)
+    named = Counter(test for b in BY_ID[problem].behaviours for test in b.tests)
+    unweighted = sorted(graded - set(named))
+    assert not unweighted, (
+        f"tests/test_{problem}.py has test functions that no behaviour weighs: {unweighted}. Add each to a "
+        f"behaviour of '{problem}' in tests/registry.py BEHAVIOURS (or give it a behaviour of its own, its points "
+        f"taken from the others: they add up to the problem's {BY_ID[problem].points}), then regenerate the "
+        f"problem's weight table in handout.md")
+    twice = sorted(test for test, count in named.items() if count > 1)
+    assert not twice, f"'{problem}': test functions in more than one behaviour in tests/registry.py: {twice}"
+    unknown = sorted(set(named) - graded)
+    assert not unknown, (
+        f"'{problem}' behaviours in tests/registry.py name test functions that tests/test_{problem}.py does not "
+        f"have, or GPU tests (worth nothing): {unknown}")
+
+
+def _handout_weight_tables() -> dict[str, str]:
+    """problem id -> the table under its section's `### Points` heading."""
+    text = (ROOT / "handout.md").read_text()
+    sections = re.split(r"^## Problem \((\w+)\): .*$", text, flags=re.M)
+    tables = {}
+    for problem, body in zip(sections[1::2], sections[2::2], strict=True):
+        points = body.split("\n### Points\n", 1)
+        lines = points[1].splitlines() if len(points) == 2 else []
+        start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
+        end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+        tables[problem] = "\n".join(lines[start:end])
+    return tables
+
+
+def write_handout_weight_tables() -> None:
+    """Rewrite the table under each problem's `### Points` in handout.md from the registry:
+    `python -m tests.meta.test_consistency`."""
+    path = ROOT / "handout.md"
+    text = path.read_text()
+    for problem in PROBLEMS:
+        heading = text.index("\n### Points\n", text.index(f"## Problem ({problem.id}): "))
+        start = text.index("\n|", heading) + 1
+        end = text.find("\n", start)
+        while text.startswith("|", end + 1):
+            end = text.find("\n", end + 1)
+        text = text[:start] + weight_table(problem) + text[end:]
+    path.write_text(text)
+
+
+def test_the_handout_shows_each_problems_weight_table():
+    tables = _handout_weight_tables()
+    for problem in PROBLEMS:
+        assert tables.get(problem.id) == weight_table(problem), (
+            f"handout.md, problem {problem.id}: the table under '### Points' is not the registry's "
+            f"(`python -m tests.meta.test_consistency` rewrites the tables); it should be\n"
+            f"{weight_table(problem)}")
+
+
+if __name__ == "__main__":
+    write_handout_weight_tables()

@@ -1,6 +1,7 @@
 """The grader, end to end on small submissions: scores, isolation from broken code, results.json always."""
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from tests.registry import BY_ID
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 FLOPS_POINTS = BY_ID["flops"].points
+MFU = next(b for b in BY_ID["flops"].behaviours if "test_mfu_is_achieved_over_peak" in b.tests)
 
 
 def grade(tmp_path, submission, *extra: str) -> dict:
@@ -58,8 +60,11 @@ def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):
                                         '    while True:\n        pass\n')
     results = grade(tmp_path, submission_of(tmp_path, source), "--call-timeout", "8")  # loaded CI machines
     failed = [t for t in results["tests"] if t["status"] == "failed"]
-    assert [t["name"] for t in failed] == ["flops: test_mfu_is_achieved_over_peak"]
+    assert [t["name"] for t in failed] == [f"flops: {MFU.name}"], "only the behaviour with mfu's test loses points"
+    assert [n for n, status in failed[0]["extra_data"]["tests"].items() if status != "passed"] == \
+        ["test_mfu_is_achieved_over_peak"]
     assert "did not return within 8 s" in failed[0]["output"]
+    assert math.isclose(results["score"], FLOPS_POINTS - MFU.points / len(MFU.tests), abs_tol=0.01)
     assert 0 < results["score"] < FLOPS_POINTS
 
 

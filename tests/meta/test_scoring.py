@@ -1,0 +1,115 @@
+"""The scoring rule on made-up runs (no pytest subprocess): points by behaviour, shared among its functions and
+their items; scaled when behaviours did not run; results.json valid for Gradescope, one test per behaviour."""
+
+import json
+import math
+
+import jsonschema
+import pytest
+
+from grader.runner import RunResult
+from grader.scoring import UNWEIGHTED, results_json, score_run, table
+from tests.meta.suite import ROOT
+from tests.registry import BY_ID, PROBLEMS
+
+pytestmark = pytest.mark.meta
+
+SCHEMA = json.loads((ROOT / "tests" / "meta" / "fixtures" / "gradescope_results.schema.json").read_text())
+
+
+def run_of(problem: str, items: dict[str, int], failing=(), gpu=()) -> RunResult:
+    """A finished run: `items` maps test functions of `problem` to how many pytest items each has; the nodeids
+    in `failing` failed, everything else passed."""
+    run = RunResult()
+    for function, count in items.items():
+        for k in range(count):
+            nodeid = f"tests/test_{problem}.py::{function}" + (f"[{k}]" if count > 1 else "")
+            run.collected.append({"nodeid": nodeid, "problem": problem, "gpu": function in gpu, "differential": False})
+            failed = nodeid in failing
+            run.records[nodeid] = {"nodeid": nodeid, "outcome": "failed" if failed else "passed",
+                                   "message": "AssertionError: wrong" if failed else "", "evidence": []}
+    return run
+
+
+def every_function(problem: str, count: int = 1) -> dict[str, int]:
+    return {f: count for b in BY_ID[problem].behaviours for f in b.tests}
+
+
+def behaviour(scores, name):
+    return next(b for b in scores[0].behaviours if b.name == name)
+
+
+def test_a_full_run_gives_each_behaviour_its_weight_and_the_problem_its_points():
+    for problem in PROBLEMS:
+        [score] = score_run(run_of(problem.id, every_function(problem.id, 3)))
+        assert math.isclose(score.score, problem.points)
+        assert [(b.name, b.points) for b in score.behaviours] == [(b.name, b.points) for b in problem.behaviours]
+
+
+def test_parametrized_items_share_their_functions_points_and_functions_their_behaviours():
+    flops = BY_ID["flops"]
+    core = next(b for b in flops.behaviours if len(b.tests) == 2)  # two test functions
+    items = {**every_function("flops"), core.tests[0]: 4}
+    failing = {f"tests/test_flops.py::{core.tests[0]}[0]"}
+    scores = score_run(run_of("flops", items, failing))
+    got = behaviour(scores, core.name)
+    # half of the behaviour to each function; the first function's half split among its 4 items, one failed
+    assert math.isclose(got.score, core.points * (1 - 1 / 2 / 4))
+    assert math.isclose(scores[0].score, flops.points - core.points / 8)
+    assert not got.passed
+
+
+def test_many_items_of_one_function_weigh_no_more_than_its_behaviour():
+    activation = BY_ID["activation_checkpointing"]
+    segments = next(b for b in activation.behaviours if "test_default_segments_is_ceil_sqrt" in b.tests)
+    items = {**every_function("activation_checkpointing"), "test_default_segments_is_ceil_sqrt": 11}
+    failing = {f"tests/test_activation_checkpointing.py::{f}" for f in every_function("activation_checkpointing")
+               if f not in segments.tests}
+    [score] = score_run(run_of("activation_checkpointing", items, failing))
+    assert math.isclose(score.score, segments.points), "only the segment tests pass: the segment behaviour's points"
+
+
+def test_behaviours_that_did_not_run_scale_the_others_to_the_problems_points():
+    flops = BY_ID["flops"]
+    local = {f: 1 for f in every_function("flops") if "differential" not in f}
+    [score] = score_run(run_of("flops", local))
+    assert math.isclose(score.score, flops.points)
+    ran = [b for b in flops.behaviours if any(f in local for f in b.tests)]
+    factor = flops.points / sum(b.points for b in ran)
+    assert factor > 1 and [round(b.points, 9) for b in score.behaviours] == [round(b.points * factor, 9) for b in ran]
+
+
+def test_gpu_tests_are_worth_nothing_and_unweighted_tests_are_shown_at_zero():
+    items = {**every_function("benchmarking"), "test_gpu_relu_bandwidth_near_the_spec": 1, "test_new_thing": 2}
+    [score] = score_run(run_of("benchmarking", items, gpu={"test_gpu_relu_bandwidth_near_the_spec"}))
+    assert math.isclose(score.score, BY_ID["benchmarking"].points)
+    assert not any("gpu" in t.name for t in score.tests)
+    unweighted = score.behaviours[-1]
+    assert unweighted.name == UNWEIGHTED and unweighted.points == 0 and len(unweighted.tests) == 2
+
+
+def test_results_json_has_one_valid_gradescope_test_per_behaviour():
+    scores = []
+    for problem in ("flops", "precision"):
+        failing = {f"tests/test_{problem}.py::{f}" for f in list(every_function(problem))[:3]}
+        scores += score_run(run_of(problem, every_function(problem), failing))
+    results = results_json(scores, seconds=1.0, output=table(scores, []), review=["[t] something"])
+    jsonschema.validate(results, SCHEMA)
+    assert len(results["tests"]) == len(BY_ID["flops"].behaviours) + len(BY_ID["precision"].behaviours)
+    assert math.isclose(results["score"], sum(t["score"] for t in results["tests"]), abs_tol=0.01)
+    assert math.isclose(sum(t["max_score"] for t in results["tests"]), 28, abs_tol=0.01)
+    first = results["tests"][0]
+    assert first["name"] == f"flops: {BY_ID['flops'].behaviours[0].name}" and first["status"] == "failed"
+    assert "AssertionError: wrong" in first["output"] and "tests passed" in first["output"]
+    assert first["extra_data"]["problem"] == "flops" and "failed" in first["extra_data"]["tests"].values()
+
+
+def test_the_stubs_fail_every_behaviour_and_the_table_keeps_the_totals_per_problem():
+    failing = {f"tests/test_memory.py::{f}" for f in every_function("memory")}
+    scores = score_run(run_of("memory", every_function("memory"), failing))
+    results = results_json(scores, seconds=1.0, output="")
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
+    text = table(scores, [])
+    assert f"memory{' ' * 10}" in text and f"0.00 / {BY_ID['memory'].points}" in text
+    assert all(b.name in text for b in BY_ID["memory"].behaviours)
