@@ -7,6 +7,8 @@
     resource-grader doctor               which sandbox layers this machine allows, and why not the others
     resource-grader release OUT          course staff: the student repository (grader/release.py)
     resource-grader gradescope OUT.zip   course staff: Gradescope's autograder (grader/gradescope.py)
+    resource-grader compare SUB --problem P   course staff: SUB against the reference, function by function,
+                                         and the catalogued mistakes it matches (grader/compare.py)
 
 In the student release (no reference/) `grade` runs the local tests only, with the public inputs: the
 official grade adds the differential tests, which compare a submission with the reference.
@@ -139,7 +141,8 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}
-KITS = {"release": "grader.release", "gradescope": "grader.gradescope"}  # command -> module (add_parser, run)
+# course staff's commands: command -> module (add_parser, run)
+KITS = {"release": "grader.release", "gradescope": "grader.gradescope", "compare": "grader.compare"}
 
 
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
