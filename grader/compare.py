@@ -138,7 +138,7 @@ def short(value, limit: int = 70) -> str:
         if isinstance(v, Raised):
             return f"raises {v.name}"
         if isinstance(v, torch.Tensor):
-            values = v.detach().reshape(-1)[:4].tolist() if v.numel() and v.dtype.is_floating_point is not None else []
+            values = v.detach().reshape(-1)[:4].tolist()
             shown = ", ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in values)
             more = ", ..." if v.numel() > 4 else ""
             return f"tensor{list(v.shape)}:{str(v.dtype).removeprefix('torch.')}[{shown}{more}]"

@@ -372,8 +372,9 @@ BUILDERS = {"flops": _flops, "memory": _memory, "roofline": _roofline, "tensors"
             "mini_einops": _mini_einops, "einops_practice": _einops_practice,
             "activation_checkpointing": _activation_checkpointing, "benchmarking": _benchmarking}
 
-SCENARIO = "not comparable by inputs: it needs a scenario (a model, an optimizer, a training step)"
-TIMING = "not comparable by inputs: its answer is a measurement of this machine"
+SCENARIO = ("not comparable by inputs: it needs a scenario (a model, an optimizer, a function to recompute, "
+            "a training step)")
+TIMING = "not comparable by inputs: its answer is a measurement of this machine (or of its device)"
 NOT_COMPARABLE = {
     "adamw": {"AdamW": SCENARIO, "tensor_state_bytes": SCENARIO, "optimizer_state_bytes": SCENARIO},
     "gradient_accumulation": {"accumulate_gradients": SCENARIO, "train_step": SCENARIO},
