@@ -137,12 +137,15 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}
-KITS = {"release": "grader.release", "gradescope": "grader.gradescope"}  # command -> module (add_parser, run)
+# course staff's commands, not in the student release: command -> module (add_parser, run)
+KITS = {"release": "grader.release", "gradescope": "grader.gradescope", "compare": "grader.compare"}
 STAFF_USAGE = """
 Course staff (not in the student release):
 
     resource-grader release OUT          the student repository (grader/release.py)
     resource-grader gradescope OUT.zip   Gradescope's autograder (grader/gradescope.py)
+    resource-grader compare SUB --problem P   SUB against the reference, function by function, and the
+                                         catalogued mistakes it matches (grader/compare.py)
 """
 
 

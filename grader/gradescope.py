@@ -33,7 +33,8 @@ KIT = Path(__file__).resolve().parent / "kit"
 ROOT_ENV, DEFAULT_ROOT = "RA_AUTOGRADER_ROOT", "/autograder"
 SECRET_NAME = "grading-secret"
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
-UNPACKAGED = ("tests/meta", "tests/mistakes", "tests/benchmarks", "grader/samples")  # grading needs none of them
+UNPACKAGED = ("tests/meta", "tests/mistakes", "tests/benchmarks", "grader/samples", "grader/compare.py",
+              "grader/compare_inputs.py")  # grading needs none of them
 JUNK_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 SCRIPTS = ("setup.sh", "run_autograder")
 TORCH_PIN = "{torch_pin}"  # in kit/setup.sh

@@ -20,6 +20,7 @@ What it never holds (WITHHELD), because it is or contains a solution, or needs o
     grader/samples/        the sample submission: half of `flops` solved (matmul_flops, linear_flops,
                            approx_training_flops, mfu are the reference's, as `check` finds)
     grader/release.py, grader/gradescope.py, grader/kit/   course staff's tools (and the secret's way in)
+    grader/compare.py, grader/compare_inputs.py            course staff's: they run the reference and the mistakes
 
 `check(OUT)` proves it: no withheld path, no import of a withheld module, and no function whose body is
 a function of `reference/` or `tests/mistakes/` (compared as ASTs, name and docstring aside). `build`
@@ -36,9 +37,9 @@ from grader import OFFICIAL_ROOT
 KIT = Path(__file__).resolve().parent / "kit"
 RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
 WITHHELD = ("reference", "tests/mistakes", "tests/meta", "tests/benchmarks", "grader/bench.py", "grader/samples",
-            "grader/release.py", "grader/gradescope.py", "grader/kit")
+            "grader/release.py", "grader/gradescope.py", "grader/kit", "grader/compare.py", "grader/compare_inputs.py")
 WITHHELD_MODULES = ("reference", "tests.mistakes", "tests.meta", "tests.benchmarks", "grader.bench",
-                    "grader.samples", "grader.release", "grader.gradescope")
+                    "grader.samples", "grader.release", "grader.gradescope", "grader.compare", "grader.compare_inputs")
 STUDENT_FILES = {"README.md": "student_README.md", "Makefile": "student.mk", ".gitignore": "student.gitignore"}
 SOLVED = ("reference", "tests/mistakes")  # the folders whose functions must not appear in the release
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")

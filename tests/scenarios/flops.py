@@ -164,6 +164,11 @@ def count(pkg, spec: dict) -> dict:
     return {"total": counter.total, "by_op": dict(counter.by_op)}
 
 
+def count_each(pkg, specs: list) -> list:
+    """Scenario: a fresh FlopCounter around each workload (resource-grader compare: one of each kind)."""
+    return [count(pkg, spec) for spec in specs]
+
+
 def count_twice(pkg, first: dict, second: dict) -> dict:
     """Scenario: one FlopCounter entered twice; what it holds after the second use."""
     counter = pkg.flops.FlopCounter()

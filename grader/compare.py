@@ -1,0 +1,349 @@
+"""`resource-grader compare SUBMISSION --problem P`: a TA's view of one submission, function by function.
+
+The submission's functions run the way grading runs them (the seam's worker, in the sandbox unless
+--no-sandbox) and the reference's in this process, on the same inputs: drawn from the suite's hypothesis
+strategies (grader/compare_inputs.py) with a seed of their own per function, so a rerun shows the same
+table. Per function: each input, both answers and the verdict (within the tolerance the tests use), the
+first divergence marked `>>`; then the catalogued mistakes (tests/mistakes/) whose answers equal the
+student's on every input ("fingerprints"). Functions that need a scenario say so instead.
+
+Course staff's: it needs the reference and the catalogue, and is withheld from the student release.
+"""
+
+import copy
+import dataclasses
+import hashlib
+import json
+import math
+import sys
+from pathlib import Path
+
+from grader import OFFICIAL_ROOT
+
+EXAMPLES = 20  # the default number of inputs per function
+
+
+def _prepare() -> None:
+    """The official tree importable, and jaxtyping's shape checks on the reference (as the suite has them)."""
+    if str(OFFICIAL_ROOT) not in sys.path:
+        sys.path.insert(0, str(OFFICIAL_ROOT))
+    if "reference" not in sys.modules:
+        from jaxtyping import install_import_hook
+
+        install_import_hook(["reference"], "beartype.beartype")
+
+
+# -- inputs ------------------------------------------------------------------------------------------------
+
+def draw_inputs(strategy, n: int, key: str, pool: int = 10) -> list:
+    """`n` distinct examples of `strategy` (fewer if it has fewer), the same ones every run: hypothesis
+    generates up to `pool * n` distinct ones from a seed derived from `key`, with no example database, and
+    the `n` kept are those first by a hash of their repr (hypothesis starts from the simplest inputs and
+    varies them little by little: a spread of its examples, not its first ones)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as seeded
+
+    found = {}
+
+    @seeded(_digest(key))
+    @settings(max_examples=pool * n, database=None, deadline=None, phases=[Phase.generate], derandomize=False,
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+    @given(strategy)
+    def collect(example):
+        text = repr(example)
+        if text not in found:
+            found[text] = example
+
+    collect()
+    return [found[text] for text in sorted(found, key=lambda text: _digest(f"{key}:{text}"))[:n]]
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+# -- answers -----------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Raised:
+    """An exception as an answer: its class's name (the worker's, for the submission)."""
+
+    name: str
+    message: str
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Raised) and other.name == self.name
+
+
+def call(package, problem: str, entry, args: tuple, kwargs: dict):
+    """The package's answer for one input (normalized as the entry says), or Raised."""
+    args, kwargs = copy.deepcopy((args, kwargs))  # in-process code may modify its inputs
+    try:
+        if entry.scenario is not None:
+            answer = package.run(entry.scenario, *args, **kwargs)
+        else:
+            answer = getattr(getattr(package, problem), entry.name)(*args, **kwargs)
+        return entry.normalize(answer) if entry.normalize else answer
+    except Exception as exc:  # noqa: BLE001 - any exception is an answer to compare
+        name = getattr(exc, "remote_type", type(exc).__name__).rsplit(".", 1)[-1]
+        return Raised(name, str(exc).split("\n", 1)[0][:200])
+
+
+def same(got, expected, entry) -> bool:
+    """The tests' verdict: equal within the entry's tolerance, types included."""
+    import torch
+
+    if isinstance(expected, Raised) or isinstance(got, Raised):
+        return got == expected
+    if isinstance(expected, torch.Tensor):
+        return isinstance(got, torch.Tensor) and _same_tensor(got, expected, entry)
+    if type(expected) is float and type(got) in (int, float):
+        if math.isnan(expected) or math.isnan(got):
+            return math.isnan(expected) and math.isnan(got)
+        return math.isclose(got, expected, rel_tol=entry.rel, abs_tol=0.0) if entry.rel else got == expected
+    if type(got) is not type(expected):
+        return False
+    if isinstance(expected, (list, tuple)):
+        return len(got) == len(expected) and all(same(g, e, entry) for g, e in zip(got, expected, strict=True))
+    if isinstance(expected, dict):
+        return got.keys() == expected.keys() and all(same(got[k], expected[k], entry) for k in expected)
+    if dataclasses.is_dataclass(expected):
+        return all(same(getattr(got, f.name), getattr(expected, f.name), entry) for f in dataclasses.fields(expected))
+    return got == expected
+
+
+def _same_tensor(got, expected, entry) -> bool:
+    import torch
+
+    if got.shape != expected.shape or got.dtype != expected.dtype:
+        return False
+    if not (expected.is_floating_point() and expected.numel()):
+        return torch.equal(got, expected)
+    g, e = got.detach().double(), expected.detach().double()
+    nan = e.isnan()
+    if not torch.equal(g.isnan(), nan):
+        return False
+    g, e = g[~nan], e[~nan]
+    rtol, atol = entry.tensor_tol.get(str(expected.dtype).removeprefix("torch."), (0.0, 0.0))
+    if not (rtol or atol):  # bit for bit: the sign of zero too
+        return torch.equal(g, e) and torch.equal(torch.signbit(g), torch.signbit(e))
+    return bool(torch.allclose(g, e, rtol=rtol, atol=atol))
+
+
+def short(value, limit: int = 70) -> str:
+    """A one-line repr of at most `limit` characters (tensors by shape and dtype, then their first values)."""
+    import torch
+
+    def text(v) -> str:
+        if isinstance(v, Raised):
+            return f"raises {v.name}"
+        if isinstance(v, torch.Tensor):
+            values = v.detach().reshape(-1)[:4].tolist()
+            shown = ", ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in values)
+            more = ", ..." if v.numel() > 4 else ""
+            return f"tensor{list(v.shape)}:{str(v.dtype).removeprefix('torch.')}[{shown}{more}]"
+        if isinstance(v, torch.dtype):
+            return str(v).removeprefix("torch.")
+        if isinstance(v, tuple):
+            return "(" + ", ".join(map(text, v)) + ("," if len(v) == 1 else "") + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(map(text, v)) + "]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{text(k)}: {text(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, float):
+            out = f"{v:.10g}"
+            return out if any(c in out for c in ".einaINA") else out + ".0"
+        if dataclasses.is_dataclass(v) and type(v).__name__ in ("HardwareSpec", "TransformerConfig", "FloatFormat"):
+            fields = [f"{f.name}={text(getattr(v, f.name))}" for f in dataclasses.fields(v)][:7]
+            return f"{type(v).__name__}({', '.join(fields)})" if type(v).__name__ != "HardwareSpec" else v.name
+        return repr(v)
+
+    out = text(value)
+    return out if len(out) <= limit else out[:limit - 3] + "..."
+
+
+def _call_text(args: tuple, kwargs: dict) -> str:
+    parts = [short(a, 200) for a in args] + [f"{k}={short(v, 200)}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
+
+
+# -- the comparison ----------------------------------------------------------------------------------------
+
+class Comparer:
+    """The inputs of the chosen problems and functions, with the reference's and the catalogued mistakes'
+    answers (computed once, in this process), to compare any number of packages with."""
+
+    def __init__(self, problems: list[str], functions: list[str] | None = None, examples: int = EXAMPLES):
+        _prepare()
+        from grader import compare_inputs
+        from tests.seam.local import LocalPackage
+
+        self.reference = LocalPackage("reference")
+        self.problems = problems
+        self.examples = examples
+        self.entries, self.inputs, self.expected = {}, {}, {}
+        self.skipped = {}  # problem -> {function: reason}
+        self._mistake_answers = {}
+        for problem in problems:
+            entries = [e for e in compare_inputs.entries(problem)
+                       if not functions or e.name in functions or set(e.names) & set(functions)]
+            self.entries[problem] = entries
+            skipped = compare_inputs.NOT_COMPARABLE.get(problem, {})
+            self.skipped[problem] = {name: why for name, why in skipped.items() if not functions or name in functions}
+            for entry in entries:
+                key = (problem, entry.key)
+                self.inputs[key] = draw_inputs(entry.inputs, examples, f"compare:{problem}:{entry.key}",
+                                              entry.pool)
+                self.expected[key] = [call(self.reference, problem, entry, *x) for x in self.inputs[key]]
+
+    def mistakes(self, problem: str, entry) -> list:
+        from tests.mistakes import catalog
+
+        return [m for m in catalog(problem) if set(m.replaces) & set(entry.names)]
+
+    def mistake_answers(self, mistake, problem: str, entry) -> list:
+        key = (mistake.problem, mistake.id, entry.key)
+        if key not in self._mistake_answers:
+            from tests.seam.local import LocalPackage
+
+            package = LocalPackage("reference", {f"{problem}.{n}": v for n, v in mistake.replaces.items()})
+            self._mistake_answers[key] = [call(package, problem, entry, *x) for x in self.inputs[(problem, entry.key)]]
+        return self._mistake_answers[key]
+
+    def compare(self, package, problems: list[str] | None = None, names: set | None = None) -> dict:
+        """The report (plain data) of `package` (a LocalPackage or the seam's IsolatedPackage) against the
+        reference, with the mistakes that match it; only `problems` and the entries of the public `names`
+        where given."""
+        report = {"examples": self.examples, "problems": [], "review": []}
+        for problem in problems or self.problems:
+            if getattr(package, "isolated", False):
+                package.worker.begin_test(f"compare::{problem}", problem)  # a fresh worker per problem, as graded
+            functions = [self._function(package, problem, entry) for entry in self.entries[problem]
+                         if names is None or set(entry.names) & set(names)]
+            functions += [{"function": name, "comparable": False, "reason": reason}
+                          for name, reason in self.skipped[problem].items() if names is None or name in names]
+            report["problems"].append({"problem": problem, "functions": functions})
+        if getattr(package, "isolated", False):
+            report["review"] = package.worker.take_evidence()
+        return report
+
+    def _function(self, package, problem: str, entry) -> dict:
+        key = (problem, entry.key)
+        inputs, expected = self.inputs[key], self.expected[key]
+        got = [call(package, problem, entry, *x) for x in inputs]
+        verdicts = [same(g, e, entry) for g, e in zip(got, expected, strict=True)]
+        rows = [{"input": _call_text(*x), "student": short(g), "reference": short(e), "equal": v}
+                for x, g, e, v in zip(inputs, got, expected, verdicts, strict=True)]
+        matches, closest, like_reference = [], [], []
+        for mistake in self.mistakes(problem, entry):
+            answers = self.mistake_answers(mistake, problem, entry)
+            if all(same(a, e, entry) for a, e in zip(answers, expected, strict=True)):
+                like_reference.append(mistake.id)
+                continue
+            agree = sum(same(g, a, entry) for g, a in zip(got, answers, strict=True))
+            found = {"id": mistake.id, "description": mistake.description, "agree": agree, "of": len(inputs)}
+            (matches if agree == len(inputs) else closest).append(found)
+        closest.sort(key=lambda m: -m["agree"])
+        return {"function": entry.key, "comparable": True, "tolerance": entry.tolerance, "rows": rows,
+                "agree": sum(verdicts), "of": len(inputs),
+                "first_divergence": next((i for i, v in enumerate(verdicts) if not v), None),
+                "matches": matches, "closest": closest[:1] if not matches and closest and closest[0]["agree"] else [],
+                "like_reference": like_reference}
+
+
+# -- the table ---------------------------------------------------------------------------------------------
+
+def render(report: dict, summary: bool = False) -> str:
+    lines = []
+    for problem in report["problems"]:
+        lines.append(f"== {problem['problem']} " + "=" * max(0, 90 - len(problem["problem"])))
+        for f in problem["functions"]:
+            name = f"{problem['problem']}.{f['function']}"
+            if not f["comparable"]:
+                lines.append(f"{name}: {f['reason']}")
+                continue
+            verdict = "agrees" if f["agree"] == f["of"] else "DIFFERS"
+            lines.append(f"{name}: {verdict} - {f['agree']} of {f['of']} inputs equal ({f['tolerance']})")
+            if not summary:
+                width = max([len(r["student"]) for r in f["rows"]] + [7])
+                for i, r in enumerate(f["rows"]):
+                    mark = ">>" if i == f["first_divergence"] else ("  " if r["equal"] else " x")
+                    lines.append(f"  {mark} {'equal  ' if r['equal'] else 'differs'}  student {r['student']:<{width}}  "
+                                 f"reference {r['reference']}  <- {r['input']}")
+            for m in f["matches"]:
+                lines.append(f"  matches `{m['id']}`: {m['description']} - {m['agree']} of {m['of']} inputs")
+            if f["agree"] < f["of"] and not f["matches"]:
+                closest = "; closest: " + ", ".join(f"`{m['id']}` ({m['agree']} of {m['of']})" for m in f["closest"]) \
+                    if f["closest"] else ""
+                lines.append(f"  no catalogued mistake matches{closest}")
+    for line in report.get("review", []):
+        lines.append(f"guard: {line}")
+    return "\n".join(lines)
+
+
+# -- the command -------------------------------------------------------------------------------------------
+
+def add_parser(commands) -> None:
+    from grader.runner import Limits
+
+    c = commands.add_parser("compare", help="course staff: one submission against the reference, function by "
+                                            "function, with the catalogued mistakes it matches")
+    c.add_argument("submission", type=Path)
+    c.add_argument("--problem", action="append", required=True, help="the problem to compare (repeatable)")
+    c.add_argument("--function", action="append", help="only this function (repeatable)")
+    c.add_argument("--examples", type=int, default=EXAMPLES, help="inputs per function (default 20)")
+    c.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the report as JSON")
+    c.add_argument("--summary", action="store_true", help="one line per function, no rows")
+    c.add_argument("--call-timeout", type=float, default=Limits().call_seconds, help="seconds per call")
+    c.add_argument("--memory-mb", type=int, default=Limits().worker_memory_mb, help="address-space limit of the worker")
+    c.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
+    c.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
+                   help="the same as --sandbox none")
+
+
+def run(options) -> int:
+    from grader import has_reference, registry, sandbox
+    from grader.submission import SubmissionError, build_workspace
+
+    if not has_reference():
+        print("resource-grader compare: needs the reference solution (the course's tree)", file=sys.stderr)
+        return 2
+    unknown = [p for p in options.problem if p not in registry.BY_ID]
+    if unknown or options.examples < 1:
+        print(f"resource-grader compare: unknown problem(s) {unknown}; known: {', '.join(registry.BY_ID)}"
+              if unknown else "resource-grader compare: --examples must be at least 1", file=sys.stderr)
+        return 2
+    layers = sandbox.detect(options.sandbox)
+    if not layers.sandboxed:
+        print(layers.describe(), file=sys.stderr)
+    comparer = Comparer(options.problem, options.function, options.examples)
+    known = {e.name for es in comparer.entries.values() for e in es} | {n for s in comparer.skipped.values() for n in s}
+    missing = [f for f in options.function or [] if f not in known]
+    if missing:
+        print(f"resource-grader compare: no function {missing} in {', '.join(options.problem)}", file=sys.stderr)
+        return 2
+    try:
+        with sandbox.Sandbox(layers) as box:
+            workspace = build_workspace(options.submission, box.private)
+            box.expose(workspace.root)
+            from tests.seam.client import IsolatedPackage
+
+            package = IsolatedPackage("assignment", workspace.root, call_timeout=options.call_timeout,
+                                      memory_limit_mb=options.memory_mb, sandbox=sandbox.Spec.load(box.spec()))
+            try:
+                report = comparer.compare(package)
+            finally:
+                package.close()
+    except SubmissionError as exc:
+        print(f"resource-grader compare: {exc}", file=sys.stderr)
+        return 2
+    report["submission"] = str(options.submission)
+    report["missing"] = [m for m in workspace.missing if m in options.problem]
+    print(render(report, options.summary))
+    if report["missing"]:
+        print("not in the submission (compared as the untouched stub): " + ", ".join(report["missing"]))
+    if options.json:
+        options.json.parent.mkdir(parents=True, exist_ok=True)
+        options.json.write_text(json.dumps(report, indent=1))
+        print(f"report written to {options.json}")
+    return 0

@@ -1,0 +1,134 @@
+"""`resource-grader compare` (grader/compare.py) names the catalogued mistake a submission makes.
+
+Each catalogued mistake of a comparable function is swapped into the reference (the mutation machinery:
+`LocalPackage` overrides, as `pytest --mutant` does) and compared, in this process, with the same inputs
+the command draws; compare must name it among the matches of the function it replaces. The mistakes that
+no comparison of answers can tell from the reference or from another mistake are listed, with the reason,
+in UNFINGERPRINTABLE; those of functions compare cannot call with plain inputs are in
+grader/compare_inputs.py's NOT_COMPARABLE.
+
+    pytest --meta tests/meta/test_compare.py -q -s     # prints the coverage
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grader import compare, compare_inputs
+from tests.meta.suite import ROOT, grader_env
+from tests.mistakes import catalog
+from tests.registry import PROBLEMS
+from tests.seam.local import LocalPackage
+
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
+
+AUDIT_ONLY = "the reference's answers, computed a forbidden way: only the audit (or the worker's guard) sees it"
+UNFINGERPRINTABLE = {  # "problem:mistake" -> why its answers cannot name it
+    "tensors:asks_torch": AUDIT_ONLY,
+    "precision:bf16_by_cast": AUDIT_ONLY,
+    "mini_einops:delegates_to_einops": AUDIT_ONLY,
+    "einops_practice:merge_heads_without_einops": AUDIT_ONLY,
+    "mini_einops:parse_every_call": "the reference's answers, the pattern parsed on every call: only the "
+                                    "parse-count (performance) test sees it",
+    "mini_einops:message_without_shape": "the same EinopsError with a shorter message: compare tells errors apart "
+                                         "by their class, not their wording",
+    "memory:saved_never_resets": "its second count depends on which storages the allocator happens to reuse "
+                                 "(the stale set of seen addresses): not a function of the inputs",
+}
+EXAMPLES = compare.EXAMPLES
+
+
+def comparable_names(problem: str) -> set:
+    return {n for e in compare_inputs.entries(problem) for n in e.names}
+
+
+MISTAKES = [m for p in PROBLEMS for m in catalog(p.id) if set(m.replaces) <= comparable_names(p.id)]
+
+
+@pytest.fixture(scope="module")
+def comparer():
+    return compare.Comparer(list(compare_inputs.BUILDERS), examples=EXAMPLES)
+
+
+@pytest.fixture(scope="module")
+def fingerprints(comparer) -> dict:
+    """"problem:mistake" -> the ids compare names for the submission that makes it."""
+    named = {}
+    for mistake in MISTAKES:
+        student = LocalPackage("reference", {f"{mistake.problem}.{n}": v for n, v in mistake.replaces.items()})
+        report = comparer.compare(student, [mistake.problem], set(mistake.replaces))
+        named[f"{mistake.problem}:{mistake.id}"] = {m["id"] for f in report["problems"][0]["functions"]
+                                                    if f["comparable"] for m in f["matches"]}
+    return named
+
+
+@pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.problem}:{m.id}")
+def test_compare_names_the_mistake(fingerprints, mistake):
+    spec = f"{mistake.problem}:{mistake.id}"
+    if spec in UNFINGERPRINTABLE:
+        assert mistake.id not in fingerprints[spec], f"{spec} is fingerprinted now: take it out of UNFINGERPRINTABLE"
+        return
+    assert mistake.id in fingerprints[spec], (f"compare does not name {spec} ({mistake.description}); it names "
+                                              f"{sorted(fingerprints[spec]) or 'nothing'}")
+
+
+def test_fingerprint_coverage(fingerprints):
+    found = sum(spec.split(":")[1] in ids for spec, ids in fingerprints.items())
+    everything = sum(len(catalog(p.id)) for p in PROBLEMS)
+    print(f"\ncompare fingerprints {found} of {len(fingerprints)} catalogued mistakes of comparable functions "
+          f"({found / len(fingerprints):.0%}); {everything - len(fingerprints)} more are mistakes of functions that "
+          f"need a scenario (NOT_COMPARABLE)")
+    assert found >= 0.9 * len(fingerprints)
+
+
+def test_every_mistake_is_comparable_or_accounted_for():
+    for p in PROBLEMS:
+        skipped = set(compare_inputs.NOT_COMPARABLE.get(p.id, {}))
+        for m in catalog(p.id):
+            assert set(m.replaces) <= comparable_names(p.id) | skipped, (
+                f"{p.id}:{m.id} replaces {sorted(m.replaces)}: give compare inputs for it (grader/compare_inputs.py) "
+                "or list it in NOT_COMPARABLE")
+    known = {f"{m.problem}:{m.id}" for m in MISTAKES}
+    assert set(UNFINGERPRINTABLE) <= known, f"not catalogued or not comparable: {set(UNFINGERPRINTABLE) - known}"
+
+
+def test_a_copy_of_the_reference_agrees_everywhere_and_matches_no_mistake(comparer):
+    report = comparer.compare(LocalPackage("reference"))
+    for problem in report["problems"]:
+        for f in problem["functions"]:
+            if f["comparable"]:
+                name = f"{problem['problem']}.{f['function']}"
+                assert f["agree"] == f["of"] > 0, f"{name}: {f['agree']} of {f['of']} agree"
+                assert not f["matches"], f"{name} matches {[m['id'] for m in f['matches']]}"
+
+
+def test_the_reference_answers_every_entry(comparer):
+    """No entry is miswired: the reference never fails for a reason of the call itself."""
+    for (problem, key), answers in comparer.expected.items():
+        wrong = [a for a in answers if isinstance(a, compare.Raised) and a.name in ("TypeError", "AttributeError",
+                                                                                      "KeyError", "NameError")]
+        assert not wrong, f"{problem}.{key}: the reference raised {wrong[0]}"
+
+
+def test_inputs_are_the_same_every_run():
+    first, second = (compare.Comparer(["flops", "tensors"], ["matmul_flops", "view_result"], examples=5)
+                     for _ in range(2))
+    assert repr(first.inputs) == repr(second.inputs)
+
+
+def test_the_command_compares_a_submission_in_the_worker(tmp_path):
+    out = tmp_path / "compare.json"
+    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(ROOT / "grader" / "samples" / "partial"),
+                          "--problem", "flops", "--function", "matmul_flops", "--function", "attention_flops_fraction",
+                          "--function", "FlopCounter", "--examples", "4", "--no-sandbox", "--json", str(out)],
+                         cwd=tmp_path, env=grader_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    functions = {f["function"]: f for f in json.loads(out.read_text())["problems"][0]["functions"]}
+    assert set(functions) == {"matmul_flops", "attention_flops_fraction", "FlopCounter", "FlopCounter entered twice"}
+    assert functions["matmul_flops"]["agree"] == 4, functions["matmul_flops"]  # the sample solves it
+    stub = functions["attention_flops_fraction"]  # the sample leaves it a stub
+    assert stub["agree"] == 0 and stub["first_divergence"] == 0
+    assert all(r["student"] == "raises NotImplementedError" for r in stub["rows"]), stub["rows"]
+    assert ">> differs" in run.stdout and "no catalogued mistake matches" in run.stdout
