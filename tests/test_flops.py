@@ -196,9 +196,11 @@ def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, confi
 
 def test_training_days_lecture_example(impl):
     days = impl.flops.training_days(70e9, 15e12, 1024, 989.5e12, 0.5)
-    # 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) s = 143.92 days, the lecture's "about 144"
+    # the lecture's question (70B parameters, 15T tokens, 1024 H100s, 6*N*D); MFU 0.5 and the SXM's bf16 peak are
+    # our choices: 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) s = 143.92 days, our "about 144"
     expect_close(days, 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) / 86400, rel=REL,
-                 what=call_text("training_days", 70e9, 15e12, 1024, 989.5e12, 0.5), source="the lecture: ~144 days",
+                 what=call_text("training_days", 70e9, 15e12, 1024, 989.5e12, 0.5),
+                 source="the lecture's question, our worked answer: ~144 days",
                  hint="6*N*D FLOPs / (n_gpus * peak * mfu) seconds, / 86400")
     assert round(days) == 144
 
