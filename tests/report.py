@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from tests.checks import TYPE_CHECK_HINT, is_type_check_error
+from tests.checks import TYPE_CHECK_HINT
 from tests.registry import BY_ID
+from tests.seam.typecheck import is_type_check_error
 
 MAX_MESSAGE = 4000
 WORKER_NOTE = "[raised in the grading worker"

@@ -16,8 +16,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from tests.checks import is_type_check_error
 from tests.registry import ORACLES
+from tests.seam.typecheck import is_type_check_error
 
 SCENARIO_PREFIX = "tests.scenarios."
 
