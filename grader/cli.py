@@ -32,7 +32,7 @@ from pathlib import Path
 from grader import has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
-from grader.scoring import ProblemScore, results_json, score_run, table
+from grader.scoring import ProblemScore, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
 
@@ -82,6 +82,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     status = "ok"
     evidence: list[str] = []
     operator: list[str] = []
+    untouched: frozenset[str] = frozenset()
     try:
         box = Sandbox(layers, limits.submission_seconds)
         with box:
@@ -99,6 +100,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             operator += run.problems + ["pytest's output:\n" + run.log[-3000:]]
         else:
             scores = score_run(run)
+            modules = workspace.modules()
+            untouched = frozenset(p.id for p in scores if not_started(modules[p.id]))
             missing = [m for m in workspace.missing if m in {p.id for p in scores}]
             if missing:
                 notes.append("Not in the submission (graded as the untouched stub): "
@@ -122,7 +125,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         notes.append(GRADER_FAILED)
         operator.append(traceback.format_exc())
         status = "error"
-    text = table(scores, notes)
+    text = table(scores, notes, untouched)
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence), indent=1))
     for line in operator:
