@@ -139,7 +139,7 @@ POLICIES: dict[str, PrecisionPolicy] = {
         PrecisionPolicy("fp32", _FP32, _FP32, _FP32, None),
         # the lecture's: bf16 parameters and gradients, fp32 moments, no master copy (2+2+4+4 = 12 for AdamW)
         PrecisionPolicy("bf16", _BF16, _BF16, _FP32, None),
-        # ZeRO-style mixed precision: as bf16, plus fp32 master weights (2+2+4+4+4 = 16 for AdamW)
+        # ZeRO-style: as bf16, plus fp32 master weights (2+2+4+4+4 = 16 for AdamW)
         PrecisionPolicy("bf16_master", _BF16, _BF16, _FP32, _FP32),
     )
 }

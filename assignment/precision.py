@@ -115,7 +115,8 @@ def mixed_precision_step(
     dtype: torch.dtype,
     scaler: torch.amp.GradScaler | None = None,
 ) -> float:
-    """One training step in mixed precision; returns the loss (a Python float, not scaled).
+    """One training step in autocast mixed precision (PyTorch's AMP, not the lecture's bf16 policy: see the
+    handout's Conventions); returns the loss (a Python float, not scaled).
 
     The parameters, their gradients and the optimizer's state stay float32; the matrix products of the
     forward and backward pass run in `dtype` (torch.bfloat16, or torch.float16 with a scaler). So:
