@@ -91,7 +91,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             markers = " or ".join(problems) if problems else None
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
-            seed = None if secret is None else grading_seed(secret, workspace.modules())
+            modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
+            untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
         operator += box.problems
         if run.problems:
@@ -100,8 +102,6 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             operator += run.problems + ["pytest's output:\n" + run.log[-3000:]]
         else:
             scores = score_run(run)
-            modules = workspace.modules()
-            untouched = frozenset(p.id for p in scores if not_started(modules[p.id]))
             missing = [m for m in workspace.missing if m in {p.id for p in scores}]
             if missing:
                 notes.append("Not in the submission (graded as the untouched stub): "
