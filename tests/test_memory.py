@@ -5,7 +5,7 @@ shape and a dtype but no storage); `Module.parameters()` (each Parameter once) o
 tied, shared, frozen and mixed-dtype parameters; the state tensors a real `torch.optim` optimizer (SGD,
 SGD with momentum, Adagrad, AdamW) holds after a step; the tensors the autograd graph keeps for backward,
 read from its nodes' `_saved_*` attributes (a different mechanism from the saved-tensor hooks the solution
-uses), each storage once, parameters' storages excluded; the lecture's worked numbers.
+uses), each storage once, parameters' storages excluded; worked numbers (ours, on the lecture's 2+2+4+4).
 
 Tolerances: every quantity here is a count of bytes or parameters, compared exactly as an `int`. The
 gradients computed with SavedActivations' hooks in place must equal those of a plain backward exactly:

@@ -4,7 +4,7 @@ Oracles: FLOPs of the products from torch.utils.flop_counter.FlopCounterMode, GE
 operations of PyTorch's own decomposition of it; bytes from the sizes of the tensors each op reads and
 writes (meta tensors, measured by torch); the spec sheets in `assignment/given.py`; properties (intensity
 grows with matmul size, the classification flips exactly at the accelerator intensity, the smallest
-compute-bound batch is smallest); the lecture's numbers; the PNG read back with matplotlib.
+compute-bound batch is smallest); the lecture's numbers and ours from them; the PNG read back with matplotlib.
 
 Tolerances: FLOPs and bytes are exact integers. Intensities, times and FLOP/s are one or two float64
 divisions or products of exact values, compared to 1e-12 relative (a few roundings of ~1e-16); every
