@@ -98,8 +98,9 @@ def transformer_param_count(config: TransformerConfig) -> int:
     raise NotImplementedError("transformer_param_count")
 
 
-def approx_training_flops(params: int, tokens: int) -> int:
-    """The standard approximation of training compute: 6 * params * tokens."""
+def approx_training_flops(params: int | float, tokens: int | float) -> int | float:
+    """The standard approximation of training compute: 6 * params * tokens. An exact int when both are ints
+    (counts); a float when either is (70e9 parameters, as `training_days` passes them)."""
     raise NotImplementedError("approx_training_flops")
 
 
@@ -109,7 +110,8 @@ def attention_flops_fraction(config: TransformerConfig, seq: int) -> float:
     raise NotImplementedError("attention_flops_fraction")
 
 
-def training_days(params: float, tokens: float, n_gpus: int, peak_flops_per_sec: float, mfu: float) -> float:
+def training_days(params: int | float, tokens: int | float, n_gpus: int, peak_flops_per_sec: int | float,
+                  mfu: int | float) -> float:
     """Wall-clock days to train `params` parameters on `tokens` tokens with 6*N*D FLOPs, on `n_gpus`
     accelerators each delivering `mfu` (model FLOPs utilisation, 0..1) of `peak_flops_per_sec`.
 
@@ -117,7 +119,7 @@ def training_days(params: float, tokens: float, n_gpus: int, peak_flops_per_sec:
     raise NotImplementedError("training_days")
 
 
-def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:
+def mfu(flops: int | float, seconds: int | float, peak_flops_per_sec: int | float) -> float:
     """Model FLOPs utilisation: the FLOPs the model needed, per second taken, as a share of the peak."""
     raise NotImplementedError("mfu")
 

@@ -73,6 +73,8 @@ _FP8, _FP8_E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 # Figures as the vendor's datasheet prints them. FP32 is the non-tensor-core peak: 67 TFLOPS on the H100
 # SXM datasheet (66.9 in the Hopper whitepaper, at boost clock), which is what we use; a 67.5e12 figure
 # matches neither. Tensor-core figures on the sheets are "with sparsity" (2:4): the dense peak is half.
+# The H100 PCIe sheet prints BF16/FP16 1,513 and FP8 3,026 TFLOPS with sparsity: 756.5e12 and 1513e12 dense,
+# halved exactly as the SXM's 1,979 gives 989.5e12 (a rounded 756 would be the only figure not so halved).
 # FP8 runs at the same rate in both formats (E4M3 and E5M2). Bandwidth and capacity are decimal
 # (1 TB/s = 1e12 B/s, 80 GB = 80e9 B).
 
@@ -88,7 +90,7 @@ HARDWARE: dict[str, HardwareSpec] = {
         ),
         HardwareSpec(
             "H100 PCIe",
-            {_BF16: 756e12, _FP16: 756e12, _FP8: 1513e12, _FP8_E5M2: 1513e12, _FP32: 51e12},
+            {_BF16: 756.5e12, _FP16: 756.5e12, _FP8: 1513e12, _FP8_E5M2: 1513e12, _FP32: 51e12},
             2.0e12,
             80e9,
             "NVIDIA H100 Tensor Core GPU datasheet (PCIe column; sparse figures halved)",
@@ -137,7 +139,7 @@ POLICIES: dict[str, PrecisionPolicy] = {
         PrecisionPolicy("fp32", _FP32, _FP32, _FP32, None),
         # the lecture's: bf16 parameters and gradients, fp32 moments, no master copy (2+2+4+4 = 12 for AdamW)
         PrecisionPolicy("bf16", _BF16, _BF16, _FP32, None),
-        # ZeRO-style mixed precision: as bf16, plus fp32 master weights (2+2+4+4+4 = 16 for AdamW)
+        # ZeRO-style: as bf16, plus fp32 master weights (2+2+4+4+4 = 16 for AdamW)
         PrecisionPolicy("bf16_master", _BF16, _BF16, _FP32, _FP32),
     )
 }

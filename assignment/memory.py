@@ -69,8 +69,8 @@ def max_trainable_params(memory_bytes: int | float, policy: PrecisionPolicy | st
     """The largest number of parameters whose `model_state_bytes` fit in `memory_bytes` (activations
     ignored).
 
-    8 H100s (8 * 80e9 bytes) with AdamW in the lecture's "bf16" policy (12 bytes per parameter) hold
-    53_333_333_333 parameters."""
+    A worked example (ours, not the lecture's): 8 H100s (8 * 80e9 bytes) with AdamW in the lecture's
+    "bf16" policy (12 bytes per parameter) hold 53_333_333_333 parameters."""
     raise NotImplementedError("max_trainable_params")
 
 
@@ -113,7 +113,8 @@ def mlp_activation_bytes(batch: int, width: int, layers: int, dtype: torch.dtype
     with a ReLU between each two (none after the last), on an input of `batch` x `width` that needs no
     gradient; parameters excluded, each storage once (what `SavedActivations` measures).
 
-    The lecture's example: batch 64, width 1024, 16 layers in bfloat16 save 2_097_152 bytes."""
+    A worked example (ours, not the lecture's): batch 64, width 1024, 16 layers in bfloat16 save
+    2_097_152 bytes."""
     raise NotImplementedError("mlp_activation_bytes")
 
 

@@ -33,11 +33,12 @@ The rules of each operation:
   At most one axis per split group may be left to infer, and the dimension must divide exactly.
 - `einsum(*tensors, pattern)`: tensors first, then a pattern like "b i d, b j d -> b i j", one
   comma-separated input per tensor, and "->" always. Axis names as above (and "_"), "..." allowed, no
-  parentheses, "()", "1" or numbers. An axis name in the output survives; every axis that is in no
-  output is summed over (the sum of the product of all inputs). An axis repeated in one input takes the
-  diagonal; an axis of length 1 broadcasts against the same axis elsewhere; "..." dimensions broadcast
-  right-aligned across inputs and are summed if the output has no "...". Every output axis must be in
-  some input, and appear in the output once.
+  parentheses, "()", "1" or numbers (einops itself happens to read a one-axis group "(b)" as b; the tests
+  never pass one, so refusing it or reading it as einops does are both right). An axis name in the output
+  survives; every axis that is in no output is summed over (the sum of the product of all inputs). An axis
+  repeated in one input takes the diagonal; an axis of length 1 broadcasts against the same axis
+  elsewhere; "..." dimensions broadcast right-aligned across inputs and are summed if the output has no
+  "...". Every output axis must be in some input, and appear in the output once.
 
 Errors: every pattern, shape or axis length that einops rejects raises `EinopsError` (a `ValueError`),
 never another exception type. Its message names the pattern verbatim and each input's shape as a Python

@@ -50,10 +50,11 @@ def round_to_bf16(x: Float[Tensor, "*shape"]) -> Float[Tensor, "*shape"]:
     bfloat16 is the upper 16 bits of a float32. Reinterpret the float32 tensor as integers
     (`x.view(torch.int32)`), round the lower 16 bits away with integer operations (add, shift, mask,
     compare), and reinterpret the result as float32: a float32 tensor of the same shape whose values
-    are all bfloat16 values (the lower 16 bits zero). Must agree bit for bit with
-    `x.to(torch.bfloat16).float()`: subnormals round like every other value, values that round past the
-    largest bfloat16 become inf (with their sign), inf stays inf, -0.0 stays -0.0, NaN stays NaN (never
-    inf: adding to a NaN's bits can carry into the exponent).
+    are all bfloat16 values (the lower 16 bits zero). Every value that is not NaN must agree bit for bit
+    with `x.to(torch.bfloat16).float()`: subnormals round like every other value, values that round past
+    the largest bfloat16 become inf (with their sign), inf stays inf, -0.0 stays -0.0. NaN stays NaN, any
+    NaN (never inf or a number: adding to a NaN's bits can carry into the exponent); its sign and payload
+    are not checked (torch's cast canonicalises them, so no bit pattern is promised for NaN).
 
     No floating-point dtype other than float32 may appear, and no cast may do the rounding for you: the
     grader watches every op this function runs. `x` must be float32, else ValueError.
@@ -90,8 +91,11 @@ def nvfp4_quantize(x: Float[Tensor, "*batch n"]) -> NVFP4Tensor:
        scale is 0 has all values 0.
 
     So each value is within half an e2m1 step (times the block's scale) of its input, and an input that
-    is already of this form comes back exactly. ValueError if the last dimension is not a positive
-    multiple of 16, if x is not float32, or if x has inf or NaN.
+    is already of this form comes back exactly. The input range: x all zeros, or amax at least
+    6 * 448 * 2^-126 (about 3.2e-35), so that tensor_scale is a normal float32; below that the recipe in
+    float32 breaks down (a subnormal or zero tensor_scale), and nvfp4_quantize raises ValueError. Also
+    ValueError if the last dimension is not a positive multiple of 16, if x is not float32, or if x has inf
+    or NaN.
     """
     raise NotImplementedError("nvfp4_quantize")
 
@@ -111,7 +115,8 @@ def mixed_precision_step(
     dtype: torch.dtype,
     scaler: torch.amp.GradScaler | None = None,
 ) -> float:
-    """One training step in mixed precision; returns the loss (a Python float, not scaled).
+    """One training step in autocast mixed precision (PyTorch's AMP, not the lecture's bf16 policy: see the
+    handout's Conventions); returns the loss (a Python float, not scaled).
 
     The parameters, their gradients and the optimizer's state stay float32; the matrix products of the
     forward and backward pass run in `dtype` (torch.bfloat16, or torch.float16 with a scaler). So:

@@ -30,7 +30,7 @@ from pathlib import Path
 from grader import has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
-from grader.scoring import ProblemScore, results_json, score_run, table
+from grader.scoring import ProblemScore, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
 
@@ -80,6 +80,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     status = "ok"
     evidence: list[str] = []
     operator: list[str] = []
+    untouched: frozenset[str] = frozenset()
     try:
         box = Sandbox(layers, limits.submission_seconds)
         with box:
@@ -88,7 +89,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             markers = " or ".join(problems) if problems else None
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
-            seed = None if secret is None else grading_seed(secret, workspace.modules())
+            modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
+            untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
         operator += box.problems
         if run.problems:
@@ -120,7 +123,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         notes.append(GRADER_FAILED)
         operator.append(traceback.format_exc())
         status = "error"
-    text = table(scores, notes)
+    text = table(scores, notes, untouched)
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence), indent=1))
     for line in operator:

@@ -8,6 +8,7 @@ so that the problem is still out of its points. GPU tests are worth nothing. A t
 run was killed at the submission's time limit) has failed.
 """
 
+import ast
 from dataclasses import dataclass, field
 
 from grader import registry
@@ -124,6 +125,36 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
+def not_started(source: bytes | str) -> bool:
+    """Whether every function and method of a problem module only raises NotImplementedError (after its
+    docstring and, in a class, a `super().__init__(...)`): the untouched stub, or one with nothing written
+    yet. Read from the source (it is parsed, never run)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    return bool(functions) and all(_only_raises_not_implemented(f.body) for f in functions)
+
+
+def _only_raises_not_implemented(body: list[ast.stmt]) -> bool:
+    *before, last = body
+    if not (isinstance(last, ast.Raise) and last.exc is not None):
+        return False
+    raised = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+    if not (isinstance(raised, ast.Name) and raised.id == "NotImplementedError"):
+        return False
+    for i, statement in enumerate(before):
+        value = statement.value if isinstance(statement, ast.Expr) else None
+        docstring = i == 0 and isinstance(value, ast.Constant) and isinstance(value.value, str)
+        super_call = (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                      and isinstance(value.func.value, ast.Call) and isinstance(value.func.value.func, ast.Name)
+                      and value.func.value.func.id == "super")
+        if not (docstring or super_call):
+            return False
+    return True
+
+
 def _points(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
@@ -131,28 +162,37 @@ def _points(value: float) -> str:
 NAME_WIDTH = 58
 
 
-def table(scores: list[ProblemScore], notes: list[str]) -> str:
-    """The score table per problem, with its behaviours under it, then each failure with its counterexample."""
+def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset()) -> str:
+    """The score table per problem, with its behaviours under it, then each failure with its counterexample. A
+    problem in `untouched` (its module only raises NotImplementedError, `not_started`) is one line, whatever
+    its tests reported: a test that catches the stub's error and reports it as a value would otherwise list a
+    failure per test, and its behaviours are all 0."""
     rule = "-" * (NAME_WIDTH + 30)
     rows = [f"{'problem / behaviour':<{NAME_WIDTH}}{'score':>15}  tests passed", rule]
     for p in scores:
         passed = sum(t.passed for t in p.tests)
         rows.append(f"{p.id:<{NAME_WIDTH}}{p.score:>7.2f} / {p.points:<5}  {passed}/{len(p.tests)}")
-        for b in p.behaviours:
+        for b in p.behaviours if p.id not in untouched else ():
             passed = sum(t.passed for t in b.tests)
             rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{b.score:>7.2f} / {_points(b.points):<5}  "
                         f"{passed}/{len(b.tests)}")
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += [rule, f"{'total':<{NAME_WIDTH}}{total:>7.2f} / {out_of:<5}"]
     failures = [t for p in scores for t in p.tests if not t.passed]
-    unimplemented = [t for t in failures if t.message.startswith("NotImplementedError")]
+    unimplemented = [t for t in failures if t.problem in untouched or t.message.startswith("NotImplementedError")]
     if unimplemented:
         rows += ["", "Not implemented yet (the stub raised NotImplementedError):"]
         for p in scores:
-            names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             count = sum(t.problem == p.id for t in unimplemented)
-            if count:
-                rows.append(f"    {p.id}: {count} test{'s' if count > 1 else ''} ({', '.join(names)})")
+            if not count:
+                continue
+            plural = "s" if count > 1 else ""
+            if p.id in untouched:
+                rows.append(f"    {p.id}: not started, every function raises NotImplementedError "
+                            f"({count} test{plural})")
+                continue
+            names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
+            rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
     failures = [t for t in failures if t not in unimplemented]
     if failures:
         rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]

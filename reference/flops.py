@@ -113,7 +113,7 @@ def transformer_param_count(config: TransformerConfig) -> int:
     return 2 * config.vocab_size * d + config.n_layers * per_layer + d
 
 
-def approx_training_flops(params: int, tokens: int) -> int:
+def approx_training_flops(params: int | float, tokens: int | float) -> int | float:
     return 6 * params * tokens
 
 
@@ -121,12 +121,13 @@ def attention_flops_fraction(config: TransformerConfig, seq: int) -> float:
     return attention_score_flops(config, 1, seq) / transformer_forward_flops(config, 1, seq)
 
 
-def training_days(params: float, tokens: float, n_gpus: int, peak_flops_per_sec: float, mfu: float) -> float:
+def training_days(params: int | float, tokens: int | float, n_gpus: int, peak_flops_per_sec: int | float,
+                  mfu: int | float) -> float:
     seconds = 6 * params * tokens / (n_gpus * peak_flops_per_sec * mfu)
     return seconds / 86400
 
 
-def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:
+def mfu(flops: int | float, seconds: int | float, peak_flops_per_sec: int | float) -> float:
     return flops / seconds / peak_flops_per_sec
 
 

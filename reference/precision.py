@@ -84,6 +84,9 @@ def nvfp4_quantize(x: Float[Tensor, "*batch n"]) -> NVFP4Tensor:
     e2m1, e4m3 = float_format("fp4_e2m1"), float_format("fp8_e4m3fn")
     amax = x.abs().max()
     tensor_scale = (amax / (e2m1.max_normal * e4m3.max_normal)).item() if amax > 0 else 1.0
+    if tensor_scale < torch.finfo(torch.float32).tiny:  # a subnormal (or zero) scale loses the recipe's precision
+        raise ValueError(f"nvfp4_quantize: the largest |x|, {amax.item()!r}, is below 6 * 448 * 2^-126 (about "
+                         "3.2e-35): its tensor scale would not be a normal float32; scale the tensor up first")
     blocks = x.reshape(*x.shape[:-1], x.shape[-1] // NVFP4_BLOCK, NVFP4_BLOCK)
     block_scales = quantize(blocks.abs().amax(-1) / e2m1.max_normal / tensor_scale, e4m3)
     scale = (block_scales * tensor_scale).unsqueeze(-1)

@@ -3,10 +3,21 @@ what is usually wrong."""
 
 import math
 
+from tests.seam.typecheck import is_type_check_error  # noqa: F401 - here for the report and the tests
+
+# Added to a run-time type check's failure (jaxtyping with beartype; see the handout's Setup).
+TYPE_CHECK_HINT = ("hint: every annotation in your module is checked whenever one of its functions is called, by "
+                   "the tests or by your own code (scalars too: a float is not an int, and an int is not a float "
+                   "unless the annotation says int | float); keep the stubs' annotations and pass what they say")
+
 
 def call_text(name: str, *args, **kwargs) -> str:
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
     return f"{name}({', '.join(parts)})"
+
+
+def _article(name: str) -> str:
+    return "an" if name[:1].lower() in "aeio" else "a"
 
 
 def _fail(what: str, expected, got, source: str, hint: str | None) -> None:
@@ -39,6 +50,7 @@ def expect_close(got, expected: float, *, rel: float, what: str, source: str, hi
 def expect_equal(got, expected, *, what: str, source: str, hint: str | None = None) -> None:
     """Plain equality, exact types included (for dicts and other structured answers)."""
     if type(got) is not type(expected):
-        _fail(what, expected, got, source, f"return a {_type_name(expected)}, not {_type_name(got)}")
+        name = _type_name(expected)
+        _fail(what, expected, got, source, f"return {_article(name)} {name}, not {_type_name(got)}")
     if got != expected:
         _fail(what, expected, got, source, hint)

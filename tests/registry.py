@@ -230,10 +230,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           0.5, ("test_mixed_precision_scaler_rescues_underflowing_fp16_gradients",)),
         B("mixed precision: overflow", "an overflowing step is skipped and the scale backs off", 0.75,
           ("test_mixed_precision_overflow_skips_the_step_and_backs_off",)),
-        B("input validation", "unknown formats, other dtypes, shapes that do not block, non-finite input raise",
+        B("input validation", "unknown formats, other dtypes, shapes that do not block, non-finite or tiny input "
+          "raise",
           0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
                 "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
-                "test_nvfp4_rejects_non_finite_input")),
+                "test_nvfp4_rejects_input_out_of_range")),
     ),
     "adamw": (
         B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW", 2.75,

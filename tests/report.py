@@ -9,7 +9,9 @@ import json
 
 import pytest
 
+from tests.checks import TYPE_CHECK_HINT
 from tests.registry import BY_ID
+from tests.seam.typecheck import is_type_check_error
 
 MAX_MESSAGE = 4000
 WORKER_NOTE = "[raised in the grading worker"
@@ -49,8 +51,18 @@ def failure_message(excinfo) -> str:
     return text
 
 
+def _trim_type_check(exc: BaseException) -> None:
+    """A failed run-time type check, cut to what matters: its own message (parameter, value, expected type),
+    without the ~60 lines of jaxtyping's and beartype's internal re-checks chained to it, and a hint."""
+    exc.__cause__, exc.__suppress_context__ = None, True
+    if TYPE_CHECK_HINT not in getattr(exc, "__notes__", ()):
+        exc.add_note(TYPE_CHECK_HINT)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None and is_type_check_error(call.excinfo.value):
+        _trim_type_check(call.excinfo.value)
     outcome = yield
     report = outcome.get_result()
     package = getattr(item.config, "_impl_package", None)

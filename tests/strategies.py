@@ -364,7 +364,10 @@ def einsum_near_misses(draw) -> dict:
         if i is not None:
             shapes[0][i] += 1  # now 3..6 against 2..5 elsewhere; a lone input still fits (it may pass)
     elif mutation == "parentheses":
-        inputs[0] = ["(" + " ".join(inputs[0]) + ")"]
+        # A group of two or more: the spec refuses every group, and so does einops. A one-axis group is left
+        # out: einops reads "(b)" as b (and "(...)" as a name), a quirk the spec does not ask for.
+        group = inputs[0] if len(inputs[0]) >= 2 else [*inputs[0], "zq"]
+        inputs[0] = ["(" + " ".join(group) + ")"]
         shapes[0] = [math.prod(shapes[0])]
     elif mutation == "unit_axis":
         inputs[0].append(draw(st.sampled_from(["()", "1"])))

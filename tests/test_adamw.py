@@ -47,10 +47,11 @@ HINT = ("PyTorch's order: decay p by (1 - lr*weight_decay) first, then the momen
 
 
 def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hint: str = HINT,
-                      tolerances: tuple[float, float] | None = None, state_tolerances=None) -> None:
+                      tolerances: tuple[float, float] | None = None, state_tolerances=None, where: str = "") -> None:
+    """`where` names the spec among several in one falsifying example ("specs[1] of ...: ")."""
     rtol, atol = tolerances or TOLERANCES[spec["dtype"]]
     s_rtol, s_atol = state_tolerances or (rtol, atol)
-    what = f"AdamW on the trajectory {spec}"
+    what = f"{where}AdamW on the trajectory {spec}"
     for i, (g, e) in enumerate(zip(got["params"], expected["params"], strict=True)):
         assert g.dtype == e.dtype and g.shape == e.shape, (
             f"{what}: parameter {i} should stay {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
@@ -80,8 +81,9 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
 def test_adamw_matches_torch_float64(impl, specs):
     # Three trajectories per example: the ci profile's 40 examples check 120.
     got = impl.run(scenarios.run_many, specs)
-    for g, spec in zip(got, specs, strict=True):
-        expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+    for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
+        expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW",
+                          where=f"specs[{j}] of the falsifying example: ")
 
 
 @given(spec=adamw_trajectories("float32"))
@@ -249,8 +251,9 @@ def torch_adam_mentions(package: str) -> list[str]:
 @given(specs=st.lists(adamw_trajectories("float64"), min_size=2, max_size=2))
 def test_audit_adamw_does_not_use_torch_adam(impl, specs):
     got = impl.run(scenarios.run_without_oracle, specs)
-    for g, spec in zip(got, specs, strict=True):
+    for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
         expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW (with torch's "
-                          "Adam and AdamW made unusable while yours ran)")
+                          "Adam and AdamW made unusable while yours ran)",
+                          where=f"specs[{j}] of the falsifying example: ")
     mentions = torch_adam_mentions(impl.name)
     assert not mentions, f"{impl.name}/adamw.py uses torch's Adam/AdamW (the oracle):\n" + "\n".join(mentions)

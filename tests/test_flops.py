@@ -2,9 +2,9 @@
 
 Oracles: torch.utils.flop_counter.FlopCounterMode on generated matmul programs, MLPs, attention (math
 backend, and the fused kernels' ops on the meta device) and transformers built from generated configs;
-the parameters of those torch modules; the lecture's worked numbers. Counts are exact integers, so every
-comparison of a count is exact. Times and ratios are compared to 1e-9 relative: a few float64 operations
-round at ~1e-16, and every catalogued mistake is off by more than 1e-3.
+the parameters of those torch modules; worked numbers (the lecture's question, our answer). Counts are
+exact integers, so every comparison of a count is exact. Times and ratios are compared to 1e-9 relative:
+a few float64 operations round at ~1e-16, and every catalogued mistake is off by more than 1e-3.
 """
 
 import pytest
@@ -171,7 +171,7 @@ def test_counter_starts_from_zero_each_time_it_is_entered(impl, first, second):
                source=f"{ORACLE} on the second workload alone", hint="reset total and by_op in __enter__")
 
 
-# -- approximations and the lecture's numbers ---------------------------------------------------------
+# -- approximations and the worked numbers -----------------------------------------------------------
 
 @given(sizes=big_sizes(2))
 def test_approx_training_flops_is_six_n_d(impl, sizes):
@@ -196,9 +196,11 @@ def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, confi
 
 def test_training_days_lecture_example(impl):
     days = impl.flops.training_days(70e9, 15e12, 1024, 989.5e12, 0.5)
-    # 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) s = 143.92 days, the lecture's "about 144"
+    # the lecture's question (70B parameters, 15T tokens, 1024 H100s, 6*N*D); MFU 0.5 and the SXM's bf16 peak are
+    # our choices: 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) s = 143.92 days, our "about 144"
     expect_close(days, 6 * 70e9 * 15e12 / (1024 * 989.5e12 * 0.5) / 86400, rel=REL,
-                 what=call_text("training_days", 70e9, 15e12, 1024, 989.5e12, 0.5), source="the lecture: ~144 days",
+                 what=call_text("training_days", 70e9, 15e12, 1024, 989.5e12, 0.5),
+                 source="the lecture's question, our worked answer: ~144 days",
                  hint="6*N*D FLOPs / (n_gpus * peak * mfu) seconds, / 86400")
     assert round(days) == 144
 

@@ -44,13 +44,32 @@ def describe(spec: dict) -> str:
             f"{spec} (micro-batches of {sizes} examples)")
 
 
-def expect_full_batch(got: dict, expected: dict, spec: dict, source: str = "a plain full-batch backward") -> None:
+def loss_hint(got: float, spec: dict, rtol: float, atol: float) -> str:
+    """What a wrong loss is, when it is one of the usual ones; else what the right one is."""
+    parts = scenarios.micro_batch_losses(spec)
+    n = sum(size for size, _ in parts)
+    right = "return the sum over micro-batches of (n_i/N) * the micro-batch's mean loss"
+    candidates = [
+        (parts[-1][1], "that is the last micro-batch's loss alone"),
+        (sum(loss for _, loss in parts), "that is the sum of the micro-batch means, unweighted"),
+        (sum(loss for _, loss in parts) / len(parts),
+         "that is each micro-batch weighted 1/k: the last micro-batch is smaller, so weight each by n_i/N"),
+    ]
+    for value, cause in candidates:
+        if abs(got - value) <= atol + rtol * abs(value) and abs(value - sum(k * v for k, v in parts) / n) > atol:
+            return f"{cause}; {right}"
+    return right
+
+
+def expect_full_batch(got: dict, expected: dict, spec: dict, source: str = "a plain full-batch backward",
+                      where: str = "") -> None:
+    """`where` names the spec among several in one falsifying example ("specs[1]: ")."""
     rtol, atol = TOLERANCES[spec["dtype"]]
-    what = describe(spec)
+    what = where + describe(spec)
     assert type(got["loss"]) is float, f"{what} should return the loss as a Python float, got {got['loss']!r}"
     assert abs(got["loss"] - expected["loss"]) <= atol + rtol * abs(expected["loss"]), (
         f"{what} returned the loss {got['loss']!r}; the full-batch loss is {expected['loss']!r} ({source})\n"
-        f"  hint: return the sum over micro-batches of (n_i/N) * the micro-batch's mean loss, not the last one's")
+        f"  hint: {loss_hint(got['loss'], spec, rtol, atol)}")
     for i, (g, e) in enumerate(zip(got["grads"], expected["grads"], strict=True)):
         assert g is not None, f"{what}: parameter {i} has no gradient afterwards"
         torch.testing.assert_close(g, e, rtol=rtol, atol=atol, msg=lambda m, i=i: (
@@ -62,8 +81,8 @@ def expect_full_batch(got: dict, expected: dict, spec: dict, source: str = "a pl
 @given(specs=st.lists(grad_accum_specs("float64"), min_size=3, max_size=3))
 def test_accumulated_gradient_is_the_full_batch_gradient_float64(impl, specs):
     got = impl.run(scenarios.accumulate_many, specs)
-    for g, spec in zip(got, specs, strict=True):
-        expect_full_batch(g, scenarios.full_batch(spec), spec)
+    for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
+        expect_full_batch(g, scenarios.full_batch(spec), spec, where=f"specs[{j}] of the falsifying example: ")
 
 
 @given(spec=grad_accum_specs("float32"))

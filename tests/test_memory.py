@@ -5,7 +5,7 @@ shape and a dtype but no storage); `Module.parameters()` (each Parameter once) o
 tied, shared, frozen and mixed-dtype parameters; the state tensors a real `torch.optim` optimizer (SGD,
 SGD with momentum, Adagrad, AdamW) holds after a step; the tensors the autograd graph keeps for backward,
 read from its nodes' `_saved_*` attributes (a different mechanism from the saved-tensor hooks the solution
-uses), each storage once, parameters' storages excluded; the lecture's worked numbers.
+uses), each storage once, parameters' storages excluded; worked numbers (ours, on the lecture's 2+2+4+4).
 
 Tolerances: every quantity here is a count of bytes or parameters, compared exactly as an `int`. The
 gradients computed with SavedActivations' hooks in place must equal those of a plain backward exactly:
@@ -87,7 +87,7 @@ def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
 
 def test_tensor_bytes_lecture_example(impl):
     expect_int(impl.memory.tensor_bytes((4, 8), torch.float32), 128, what="tensor_bytes((4, 8), torch.float32)",
-               source="the lecture: 4 x 8 float32 is 128 bytes")
+               source="a worked example: 4 x 8 float32 is 128 bytes")
     expect_int(impl.memory.tensor_bytes([], torch.bool), 1, what="tensor_bytes([], torch.bool)",
                source="a scalar is one element; a bool is one byte")
     for dtype in (torch.float4_e2m1fn_x2, torch.quint4x2, torch.bits2x4):
@@ -161,7 +161,7 @@ def test_max_trainable_params_lecture_example(impl):
     memory = 8 * HARDWARE["H100 SXM"].memory_bytes
     got = impl.memory.max_trainable_params(memory, "bf16", "adamw")
     expect_int(got, 53_333_333_333, what=call_text("max_trainable_params", memory, "bf16", "adamw"),
-               source="the lecture: 8 x 80e9 bytes / 12 bytes per parameter")
+               source="our worked example: 8 x 80e9 bytes / the lecture's 12 bytes per parameter")
 
 
 # -- activations --------------------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ def test_mlp_activation_bytes_matches_the_measurement(impl, sizes, dtype):
 def test_mlp_activation_bytes_lecture_example(impl):
     got = impl.memory.mlp_activation_bytes(64, 1024, 16, torch.bfloat16)
     expect_int(got, 2_097_152, what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)",
-               source="the lecture: B * D * L values of 2 bytes")
+               source="our worked example: B * D * L values of 2 bytes")
     expect_int(got, scenarios.oracle_saved(scenarios.mlp_spec(64, 1024, 16, "bfloat16"))["total"],
                what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)", source="the autograd graph")
 

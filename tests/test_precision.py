@@ -391,9 +391,17 @@ def test_nvfp4_rejects_shapes_that_do_not_block(impl, shape):
         impl.precision.nvfp4_quantize(x)
 
 
-def test_nvfp4_rejects_non_finite_input(impl):
+def test_nvfp4_rejects_input_out_of_range(impl):
     with pytest.raises(ValueError):
         impl.precision.nvfp4_quantize(torch.tensor([math.inf] + [1.0] * 15))
+    with pytest.raises(ValueError):
+        impl.precision.nvfp4_quantize(torch.tensor([math.nan] + [1.0] * 15))
+    # amax below 6 * 448 * 2^-126: the float32 tensor scale would be subnormal (zero below ~1e-41)
+    with pytest.raises(ValueError):
+        impl.precision.nvfp4_quantize(torch.tensor([1e-36] + [0.0] * 15))
+    # the bottom of the range is quantized like any other input
+    x = torch.tensor([2.0**-114, -2.0**-116] + [2.0**-118] * 14 + [2.0**-120] * 16)
+    check_nvfp4(x, impl.precision.nvfp4_quantize(x), "nvfp4_quantize of values near 2^-114 (tensor scale ~2^-125.4)")
 
 
 # -- mixed precision -------------------------------------------------------------------------------------

@@ -55,9 +55,9 @@ def test_a_zip_of_the_repository_folder_is_graded(tmp_path):
 
 
 def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):
-    source = reference_source().replace('def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:\n',
-                                        'def mfu(flops: float, seconds: float, peak_flops_per_sec: float) -> float:\n'
-                                        '    while True:\n        pass\n')
+    header = 'def mfu(flops: int | float, seconds: int | float, peak_flops_per_sec: int | float) -> float:\n'
+    assert header in reference_source()
+    source = reference_source().replace(header, header + '    while True:\n        pass\n')
     results = grade(tmp_path, submission_of(tmp_path, source), "--call-timeout", "8")  # loaded CI machines
     failed = [t for t in results["tests"] if t["status"] == "failed"]
     assert [t["name"] for t in failed] == [f"flops: {MFU.name}"], "only the behaviour with mfu's test loses points"

@@ -1,5 +1,6 @@
 """The scoring rule on made-up runs (no pytest subprocess): points by behaviour, shared among its functions and
-their items; scaled when behaviours did not run; results.json valid for Gradescope, one test per behaviour."""
+their items; scaled when behaviours did not run; results.json valid for Gradescope, one test per behaviour; the
+table's untouched stubs, one line per problem."""
 
 import json
 import math
@@ -8,7 +9,7 @@ import jsonschema
 import pytest
 
 from grader.runner import RunResult
-from grader.scoring import UNWEIGHTED, results_json, score_run, table
+from grader.scoring import UNWEIGHTED, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
 from tests.registry import BY_ID, PROBLEMS
 
@@ -113,3 +114,35 @@ def test_the_stubs_fail_every_behaviour_and_the_table_keeps_the_totals_per_probl
     text = table(scores, [])
     assert f"memory{' ' * 10}" in text and f"0.00 / {BY_ID['memory'].points}" in text
     assert all(b.name in text for b in BY_ID["memory"].behaviours)
+
+
+# -- untouched stubs: one line per problem ----------------------------------------------------------------
+
+@pytest.mark.parametrize("problem", [p.id for p in PROBLEMS])
+def test_every_stub_is_not_started_and_no_reference_is(problem):
+    assert not_started((ROOT / "assignment" / f"{problem}.py").read_bytes())
+    assert not not_started((ROOT / "reference" / f"{problem}.py").read_bytes())
+
+
+def test_a_started_function_or_a_broken_file_is_not_untouched():
+    stub = (ROOT / "assignment" / "flops.py").read_text()
+    started = stub.replace('    raise NotImplementedError("mfu")', '    return flops / seconds / peak_flops_per_sec')
+    assert started != stub and not not_started(started)
+    assert not not_started("def f(:\n")
+    assert not not_started("X = 1\n")
+
+
+def test_an_untouched_problem_is_one_line_whatever_its_tests_reported():
+    messages = ["NotImplementedError: matmul_flops", "AssertionError: got {'raised': ['NotImplementedError']}",
+                "AssertionError: hint: return an int, not dict"]
+    functions = list(every_function("flops"))[:3]
+    run = run_of("flops", {f: 1 for f in functions}, failing={f"tests/test_flops.py::{f}" for f in functions})
+    for f, message in zip(functions, messages, strict=True):
+        run.records[f"tests/test_flops.py::{f}"]["message"] = message
+    scores = score_run(run)
+    text = table(scores, [], frozenset({"flops"}))
+    assert "flops: not started, every function raises NotImplementedError (3 tests)" in text
+    assert "Failures" not in text and "{'raised'" not in text and "hint" not in text
+    assert not any(b.name in text for b in scores[0].behaviours), "an untouched problem's behaviours are all 0"
+    partial = table(scores, [])
+    assert "Failures" in partial  # a started problem still lists what is not a NotImplementedError

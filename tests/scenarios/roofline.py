@@ -78,6 +78,8 @@ def plot_without_matplotlib(pkg, hw, points: dict, path: str) -> dict:
     sys.modules["matplotlib"] = None
     try:
         pkg.roofline.plot_roofline(hw, points, path)
+    except NotImplementedError:  # an untouched stub: a failure, not an answer
+        raise
     except Exception as exc:  # the test decides whether it is the right one
         return {"raised": [c.__name__ for c in type(exc).__mro__], "message": str(exc)}
     finally:

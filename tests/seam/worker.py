@@ -18,6 +18,7 @@ import traceback
 from pathlib import Path
 
 from tests.registry import ORACLES
+from tests.seam.typecheck import is_type_check_error
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -43,7 +44,8 @@ def error_payload(exc: BaseException) -> dict:
         message = f"the code under test called sys.exit({exc.code!r})"
     elif isinstance(exc, KeyboardInterrupt):
         message = "the code under test raised KeyboardInterrupt"
-    tb = "".join(traceback.format_exception(exc))
+    # A failed type check's cause is jaxtyping's own re-check of each argument: its message says it all.
+    tb = "".join(traceback.format_exception(exc, chain=not is_type_check_error(exc)))
     return {
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
         "builtin": builtin,
