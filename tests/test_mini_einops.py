@@ -11,9 +11,11 @@ Tolerances, per quantity:
 - rearrange, repeat, max and min only move or select values: compared exactly (torch.equal), dtype and
   shape included.
 - sum, mean, prod and einsum add or multiply in an order that may differ from einops' (einops merges
-  adjacent reduced axes; einsum is a broadcast product then a sum here, torch.einsum a matmul there):
-  float32 to 1e-5 relative and 1e-5 absolute (at most a few hundred terms of standard-normal size, each
-  rounding at ~6e-8 relative), float64 to 1e-12; int64 exactly.
+  adjacent reduced axes; an einsum may sum an axis private to one input before the product, pair its
+  inputs in another order than torch.einsum, or be a broadcast product and a sum in a student's code,
+  and a matmul kernel blocks its sums its own way): float32 to 1e-5 relative and 1e-5 absolute (the
+  generated sums have at most a few hundred terms of standard-normal size, each rounding at ~6e-8
+  relative), float64 to 1e-12; int64 exactly.
 - Parse counts are exact integers.
 """
 
