@@ -68,7 +68,9 @@ def parse_count() -> int:
     raise NotImplementedError("parse_count")
 
 
-def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def rearrange(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     """Reorder, split and merge the dimensions of `tensor` as `pattern` says, like `einops.rearrange`.
 
     rearrange(x, "b c h w -> b (h w) c"); rearrange(x, "b (h w) -> b h w", h=4);
@@ -77,7 +79,7 @@ def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) 
 
 
 def reduce(
-    tensor: Shaped[Tensor, "..."], pattern: str, reduction: str, **axes_lengths: int
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, reduction: str, **axes_lengths: int
 ) -> Shaped[Tensor, "..."]:
     """Rearrange `tensor`, reducing the axes that are not on the right with `reduction`, like
     `einops.reduce`.
@@ -87,7 +89,9 @@ def reduce(
     raise NotImplementedError("reduce")
 
 
-def repeat(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def repeat(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     """Rearrange `tensor`, copying it along the new axes on the right, like `einops.repeat`.
 
     repeat(x, "h w -> h w c", c=3); repeat(x, "h w -> (h 2) (w 2)") (nearest-neighbour upsampling: each

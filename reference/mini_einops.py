@@ -343,29 +343,51 @@ def _context(what: str, pattern: str, shapes: list) -> str:
         str(tuple(s)) for s in shapes)
 
 
-def _transform(tensor: Tensor, pattern: str, kind: str, reduction: str, axes_lengths: dict) -> Tensor:
+def _stacked(tensors: list, pattern: str, what: str) -> Tensor:
+    """A list of tensors as one tensor, stacked along a new first axis (as einops does)."""
+    if not tensors:
+        raise EinopsError(f'{what} pattern "{pattern}" on an empty list: there is nothing to stack')
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise EinopsError(f'{what} pattern "{pattern}" on a list of {", ".join(type(t).__name__ for t in tensors)}: '
+                          "a list input must hold torch tensors")
+    if len({tuple(t.shape) for t in tensors}) > 1:
+        raise EinopsError(f"{_context(what, pattern, [t.shape for t in tensors])} (a list): "
+                          "tensors of different shapes do not stack")
+    return torch.stack(tensors)
+
+
+def _transform(tensor: Tensor | list, pattern: str, kind: str, reduction: str, axes_lengths: dict) -> Tensor:
+    what = f"{reduction}-reduce" if kind == "reduce" else kind
+    if not isinstance(tensor, Tensor):
+        if not isinstance(tensor, list):
+            raise EinopsError(f'{what} pattern "{pattern}" on a {type(tensor).__name__}: expected a torch tensor '
+                              "or a list of them")
+        tensor = _stacked(tensor, pattern, what)
     try:
         if kind == "reduce" and reduction not in REDUCTIONS:
             raise EinopsError(f"unknown reduction {reduction!r}; expected one of {', '.join(REDUCTIONS)}")
         plan = _plan(pattern, kind, tuple(tensor.shape), tuple(axes_lengths.items()))
         return _apply(tensor, plan, reduction)
     except EinopsError as error:
-        what = f"{reduction}-reduce" if kind == "reduce" else kind
         lengths = f" with axis lengths {axes_lengths}" if axes_lengths else ""
         raise EinopsError(f"{_context(what, pattern, [tensor.shape])}{lengths}: {error}") from None
 
 
-def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def rearrange(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "rearrange", "", axes_lengths)
 
 
 def reduce(
-    tensor: Shaped[Tensor, "..."], pattern: str, reduction: str, **axes_lengths: int
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, reduction: str, **axes_lengths: int
 ) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "reduce", reduction, axes_lengths)
 
 
-def repeat(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def repeat(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "repeat", "", axes_lengths)
 
 
