@@ -2,7 +2,8 @@
 "Problem (mini_einops)".
 
 Write einops' four operations with its calling convention and its grammar, using only torch tensor
-methods (reshape, permute, sum, mean, amax, amin, prod, unsqueeze, expand, diagonal, multiplication...).
+methods (reshape, permute, sum, mean, amax, amin, prod, unsqueeze, expand, diagonal, multiplication, bmm
+or @...), and `torch.stack` for a list input.
 Do not import or mention the einops library in this file: it is the oracle the tests compare you with,
 and the grader checks.
 
@@ -19,6 +20,13 @@ The grammar (one side of "left -> right"):
   be inside parentheses; on the right "(...)" merges them into one dimension. A right side may have "..."
   only if the left has.
 - No axis name appears twice on one side.
+
+The input of `rearrange`, `reduce` and `repeat`: a torch tensor, or a non-empty list of torch tensors of
+one shape, which is stacked along a new first axis first (as `torch.stack(tensors)`; einops does the same):
+`rearrange([x, y, z], "n h w -> h w n")` puts three images side by side in a last axis. The pattern, the
+axis lengths and the error messages are then about the stacked tensor (its shape is the one named). An
+empty list, a list of tensors of different shapes, or an input that is neither raises `EinopsError`
+naming the pattern (and, for the list, its tensors' shapes). `einsum` takes tensors only.
 
 The rules of each operation:
 - `rearrange`: the same axes on both sides (the ellipsis included); it only moves, splits and merges.
@@ -48,6 +56,12 @@ tuple (`str(tuple(tensor.shape))`, e.g. "(2, 3, 4)"), then what is wrong:
 
 Every input einops accepts gives einops' result: the same shape, dtype and values.
 
+Out of scope (einops accepts them, these functions need not; the reference raises `EinopsError`):
+arrays of other libraries (numpy, jax, ...) and lists of them; a callable as the reduction; the names
+"rearrange" and "repeat" as a reduction (einops' internal spelling of those operations); and einops'
+own exception types and messages for einsum patterns it does not support (NotImplementedError or
+RuntimeError there, `EinopsError` here, with your own message).
+
 Caching: a pattern is parsed once. Parse "left -> right" for one kind of operation ("rearrange",
 "reduce", "repeat" or "einsum") in one function cached with `functools.lru_cache`, and count its
 (uncached) runs in a module-level counter that `parse_count()` returns. Using a pattern again, on any
@@ -69,7 +83,9 @@ def parse_count() -> int:
     raise NotImplementedError("parse_count")
 
 
-def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def rearrange(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     """Reorder, split and merge the dimensions of `tensor` as `pattern` says, like `einops.rearrange`.
 
     rearrange(x, "b c h w -> b (h w) c"); rearrange(x, "b (h w) -> b h w", h=4);
@@ -78,7 +94,7 @@ def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) 
 
 
 def reduce(
-    tensor: Shaped[Tensor, "..."], pattern: str, reduction: str, **axes_lengths: int
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, reduction: str, **axes_lengths: int
 ) -> Shaped[Tensor, "..."]:
     """Rearrange `tensor`, reducing the axes that are not on the right with `reduction`, like
     `einops.reduce`.
@@ -88,7 +104,9 @@ def reduce(
     raise NotImplementedError("reduce")
 
 
-def repeat(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def repeat(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     """Rearrange `tensor`, copying it along the new axes on the right, like `einops.repeat`.
 
     repeat(x, "h w -> h w c", c=3); repeat(x, "h w -> (h 2) (w 2)") (nearest-neighbour upsampling: each
@@ -100,7 +118,10 @@ def einsum(*tensors_and_pattern: Shaped[Tensor, "..."] | str) -> Shaped[Tensor, 
     """Sum of products over the axes not in the output, like `einops.einsum`: tensors first, then the
     pattern.
 
-    einsum(q, k, "b i d, b j d -> b i j"); einsum(x, "i i ->") (the trace)."""
+    einsum(q, k, "b i d, b j d -> b i j"); einsum(x, "i i ->") (the trace).
+
+    The tests use small tensors, where multiplying the inputs out on the union of their axes and then
+    summing is fine; the handout says how to contract with matrix products instead, so that it scales."""
     raise NotImplementedError("einsum")
 
 

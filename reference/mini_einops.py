@@ -343,43 +343,96 @@ def _context(what: str, pattern: str, shapes: list) -> str:
         str(tuple(s)) for s in shapes)
 
 
-def _transform(tensor: Tensor, pattern: str, kind: str, reduction: str, axes_lengths: dict) -> Tensor:
+def _stacked(tensors: list, pattern: str, what: str) -> Tensor:
+    """A list of tensors as one tensor, stacked along a new first axis (as einops does)."""
+    if not tensors:
+        raise EinopsError(f'{what} pattern "{pattern}" on an empty list: there is nothing to stack')
+    if not all(isinstance(t, Tensor) for t in tensors):
+        raise EinopsError(f'{what} pattern "{pattern}" on a list of {", ".join(type(t).__name__ for t in tensors)}: '
+                          "a list input must hold torch tensors")
+    if len({tuple(t.shape) for t in tensors}) > 1:
+        raise EinopsError(f"{_context(what, pattern, [t.shape for t in tensors])} (a list): "
+                          "tensors of different shapes do not stack")
+    return torch.stack(tensors)
+
+
+def _transform(tensor: Tensor | list, pattern: str, kind: str, reduction: str, axes_lengths: dict) -> Tensor:
+    what = f"{reduction}-reduce" if kind == "reduce" else kind
+    if not isinstance(tensor, Tensor):
+        if not isinstance(tensor, list):
+            raise EinopsError(f'{what} pattern "{pattern}" on a {type(tensor).__name__}: expected a torch tensor '
+                              "or a list of them")
+        tensor = _stacked(tensor, pattern, what)
     try:
         if kind == "reduce" and reduction not in REDUCTIONS:
             raise EinopsError(f"unknown reduction {reduction!r}; expected one of {', '.join(REDUCTIONS)}")
         plan = _plan(pattern, kind, tuple(tensor.shape), tuple(axes_lengths.items()))
         return _apply(tensor, plan, reduction)
     except EinopsError as error:
-        what = f"{reduction}-reduce" if kind == "reduce" else kind
         lengths = f" with axis lengths {axes_lengths}" if axes_lengths else ""
         raise EinopsError(f"{_context(what, pattern, [tensor.shape])}{lengths}: {error}") from None
 
 
-def rearrange(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def rearrange(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "rearrange", "", axes_lengths)
 
 
 def reduce(
-    tensor: Shaped[Tensor, "..."], pattern: str, reduction: str, **axes_lengths: int
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, reduction: str, **axes_lengths: int
 ) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "reduce", reduction, axes_lengths)
 
 
-def repeat(tensor: Shaped[Tensor, "..."], pattern: str, **axes_lengths: int) -> Shaped[Tensor, "..."]:
+def repeat(
+    tensor: Shaped[Tensor, "..."] | list[Shaped[Tensor, "..."]], pattern: str, **axes_lengths: int
+) -> Shaped[Tensor, "..."]:
     return _transform(tensor, pattern, "repeat", "", axes_lengths)
 
 
 # -- einsum -------------------------------------------------------------------------------------------
+# Not a broadcast product then a sum (that materialises every axis of every input at once: a b i j d
+# tensor for "b i d, b j d -> b i j"), but contractions, as tensordot does: each input's own diagonals
+# taken and its private axes summed, then the inputs multiplied in pairs, left to right, each pair one
+# batched matrix product (batch, free, contracted) @ (batch, contracted, free).
+
+@dataclass(frozen=True)
+class EinsumOperand:
+    """How one input enters the contraction: the diagonals to take (pairs of dimensions, in turn; each
+    drops both and appends their diagonal), then the dimensions to sum away, leaving dimensions `axes`.
+
+    Summed: the axes in no other input and not in the output, and the length-1 dimensions that broadcast
+    against a longer axis elsewhere (summing a length-1 dimension only drops it: the input is constant
+    along that axis, the other input's length prevails)."""
+
+    diagonals: tuple[tuple[int, int], ...]
+    summed: tuple[int, ...]
+    axes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """One batched matrix product of the running result (left) and the next input (right). Their axes
+    are sorted into batch axes (in both, needed later), contracted ones (in both, not needed later) and
+    free ones (in one only): left is permuted to (batch, free, contracted) and reshaped to three
+    dimensions, right to (batch, contracted, free); their product is reshaped to the batch, left free
+    and right free axes, which are `axes`. None where a step would change nothing (a warm call on small
+    tensors is mostly the cost of these calls)."""
+
+    left_permutation: tuple[int, ...] | None
+    left_shape: tuple[int, int, int] | None
+    right_permutation: tuple[int, ...] | None
+    right_shape: tuple[int, int, int] | None
+    result_shape: tuple[int, ...] | None
+    axes: tuple[str, ...]
+
 
 @dataclass(frozen=True)
 class EinsumPlan:
-    """Per operand: the diagonals to take (pairs of dimensions), then a permutation and a shape (length 1
-    where the operand lacks an axis) that line its axes up with every other operand's; then which
-    dimensions of the product to sum, and the permutation into the output's order."""
-
-    operands: tuple[tuple[tuple[tuple[int, int], ...], tuple[int, ...], tuple[int, ...]], ...]
-    summed: tuple[int, ...]
-    output_permutation: tuple[int, ...] | None
+    operands: tuple[EinsumOperand, ...]
+    contractions: tuple[Contraction, ...]  # one per input after the first
+    output_permutation: tuple[int, ...] | None  # the last result's dimensions into the output's order
 
 
 def _broadcast(sizes: list[int], what: str) -> int:
@@ -389,63 +442,144 @@ def _broadcast(sizes: list[int], what: str) -> int:
     return wide.pop() if wide else 1
 
 
-@functools.lru_cache(maxsize=4096)
-def _einsum_plan(pattern: str, shapes: tuple[tuple[int, ...], ...]) -> EinsumPlan:
-    parsed = _parse(pattern, "einsum")
+def _named_dimensions(parsed: EinsumPattern, shapes) -> tuple[list[list[str]], list[str]]:
+    """Each input's dimensions by name (the ellipsis expanded into right-aligned names "…k", as many as
+    the input has dimensions to spare), and the output's names likewise."""
     if len(parsed.inputs) != len(shapes):
         raise EinopsError(f"the pattern has {len(parsed.inputs)} inputs, got {len(shapes)} tensors")
-    # Each operand's dimensions named: its axes, the ellipsis expanded into right-aligned "…k" names.
-    named_shapes = []
-    n_dots = 0
+    spare = []
     for axes, shape in zip(parsed.inputs, shapes, strict=True):
         n_fixed = len(axes) - (ELLIPSIS in axes)
         if len(shape) < n_fixed or (ELLIPSIS not in axes and len(shape) != n_fixed):
             raise EinopsError(f"input {' '.join(axes).replace(ELLIPSIS, '...')!r} does not fit shape {shape}")
-        n_dots = max(n_dots, len(shape) - n_fixed)
-        named_shapes.append((axes, shape, len(shape) - n_fixed))
-    dots = [f"{ELLIPSIS}{i}" for i in range(n_dots)]
-    order: list[str] = list(dots)  # the product's dimensions: the ellipsis, then axes by first appearance
-    sizes: dict[str, list[int]] = {d: [] for d in dots}
-    operand_names = []
-    for axes, shape, k in named_shapes:
-        names = []
-        for axis in axes:
-            names.extend(dots[n_dots - k:] if axis == ELLIPSIS else [axis])
+        spare.append(len(shape) - n_fixed)
+    dots = [f"{ELLIPSIS}{i}" for i in range(max(spare))]
+    inputs = [[name for axis in axes for name in (dots[len(dots) - k:] if axis == ELLIPSIS else [axis])]
+              for axes, k in zip(parsed.inputs, spare, strict=True)]
+    output = [name for axis in parsed.output for name in (dots if axis == ELLIPSIS else [axis])]
+    return inputs, output
+
+
+def _axis_lengths(inputs: list[list[str]], shapes) -> dict[str, int]:
+    """Every axis' length, broadcast across the inputs; a repeated axis (a diagonal) has one length in
+    its input."""
+    lengths: dict[str, list[int]] = {}
+    for names, shape in zip(inputs, shapes, strict=True):
         own: dict[str, set[int]] = {}
         for name, size in zip(names, shape, strict=True):
             own.setdefault(name, set()).add(size)
-            if name not in sizes:
-                order.append(name)
-                sizes[name] = []
-        for name, lengths in own.items():  # a repeated axis (a diagonal) has one length in its input
-            if len(lengths) > 1:
-                raise EinopsError(f"axis {name!r} repeats in one input with different lengths {sorted(lengths)}")
-            sizes[name].append(min(lengths))
-        operand_names.append((names, {name: min(lengths) for name, lengths in own.items()}))
-    for name in order:
-        _broadcast(sizes[name], f"axis {name!r}".replace(ELLIPSIS, "..."))
-    output = []
-    for axis in parsed.output:
-        output.extend(dots if axis == ELLIPSIS else [axis])
+        for name, sizes in own.items():
+            if len(sizes) > 1:
+                raise EinopsError(f"axis {name!r} repeats in one input with different lengths {sorted(sizes)}")
+            lengths.setdefault(name, []).append(min(sizes))
+    return {name: _broadcast(sizes, f"axis {name!r}".replace(ELLIPSIS, "..."))
+            for name, sizes in lengths.items()}
+
+
+def _diagonals(names: list[str]) -> tuple[tuple[tuple[int, int], ...], list[str]]:
+    """The (i, j) pairs for `x.diagonal(dim1=i, dim2=j)`, in turn, that leave each name once; and the
+    names of the dimensions left."""
+    names, pairs = list(names), []
+    while len(set(names)) != len(names):
+        i = next(i for i, n in enumerate(names) if names.count(n) > 1)
+        j = names.index(names[i], i + 1)
+        pairs.append((i, j))
+        name = names.pop(j)
+        names.pop(i)
+        names.append(name)
+    return tuple(pairs), names
+
+
+def _arrangement(axes: list[str], order: list[str], lengths: dict, groups: list[list[str]]):
+    """The permutation that puts dimensions `axes` in `order`, and the shape that merges `order` into
+    `groups`; each None if it changes nothing."""
+    permutation = tuple(axes.index(a) for a in order)
+    shape = tuple(_product(lengths[a] for a in group) for group in groups)
+    unchanged = tuple(lengths[a] for a in order)
+    return (None if permutation == tuple(range(len(axes))) else permutation,
+            None if shape == unchanged else shape)
+
+
+def _contraction(left: list[str], right: list[str], needed: set, lengths: dict) -> Contraction:
+    """The batched matrix product of dimensions named `left` and `right`, keeping the axes in `needed`
+    (the output's and the later inputs')."""
+    batch = [a for a in left if a in right and a in needed]
+    contracted = [a for a in left if a in right and a not in needed]
+    left_free = [a for a in left if a not in right]
+    right_free = [a for a in right if a not in left]
+    left_permutation, left_shape = _arrangement(left, batch + left_free + contracted, lengths,
+                                                [batch, left_free, contracted])
+    right_permutation, right_shape = _arrangement(right, batch + contracted + right_free, lengths,
+                                                  [batch, contracted, right_free])
+    result = batch + left_free + right_free
+    result_shape = tuple(lengths[a] for a in result)
+    product_shape = tuple(_product(lengths[a] for a in group) for group in (batch, left_free, right_free))
+    return Contraction(left_permutation, left_shape, right_permutation, right_shape,
+                       None if result_shape == product_shape else result_shape, tuple(result))
+
+
+def _operands(inputs: list[list[str]], shapes, output: list[str], lengths: dict) -> list[EinsumOperand]:
+    """Each input's diagonals and the dimensions it sums on its own (see `EinsumOperand`)."""
+    taken = [_diagonals(names) for names in inputs]
+    present = []  # the axes each input brings to the products: not a length 1 broadcast against a longer one
+    for names, shape in zip(inputs, shapes, strict=True):
+        own = dict(zip(names, shape, strict=True))
+        present.append([a for a in own if own[a] != 1 or lengths[a] == 1])
     operands = []
-    for names, own_sizes in operand_names:
-        names = list(names)
-        diagonals = []
-        while len(set(names)) != len(names):  # x.diagonal(i, j) drops dims i and j, appends their diagonal
-            i = next(i for i, n in enumerate(names) if names.count(n) > 1)
-            j = names.index(names[i], i + 1)
-            diagonals.append((i, j))
-            name = names.pop(j)
-            names.pop(i)
-            names.append(name)
-        permutation = tuple(names.index(n) for n in order if n in names)
-        view = tuple(own_sizes.get(n, 1) for n in order)
-        operands.append((tuple(diagonals), permutation, view))
-    summed = tuple(i for i, n in enumerate(order) if n not in output)
-    kept = [n for n in order if n in output]
-    output_permutation = tuple(kept.index(n) for n in output)
-    return EinsumPlan(tuple(operands), summed,
-                      None if output_permutation == tuple(range(len(output))) else output_permutation)
+    for i, (pairs, names) in enumerate(taken):
+        elsewhere = set(output).union(*(axes for j, axes in enumerate(present) if j != i))
+        kept = [a for a in names if a in present[i] and a in elsewhere]  # in the order of x's dimensions
+        summed = tuple(d for d, a in enumerate(names) if a not in kept)
+        operands.append(EinsumOperand(pairs, summed, tuple(kept)))
+    return operands
+
+
+@functools.lru_cache(maxsize=4096)
+def _einsum_plan(pattern: str, shapes: tuple[tuple[int, ...], ...]) -> EinsumPlan:
+    inputs, output = _named_dimensions(_parse(pattern, "einsum"), shapes)
+    lengths = _axis_lengths(inputs, shapes)
+    operands = _operands(inputs, shapes, output, lengths)
+    contractions, axes = [], list(operands[0].axes)
+    for i, operand in enumerate(operands[1:], start=1):
+        needed = set(output).union(*(later.axes for later in operands[i + 1:]))
+        contractions.append(_contraction(axes, list(operand.axes), needed, lengths))
+        axes = list(contractions[-1].axes)
+    output_permutation, _ = _arrangement(axes, output, lengths, [[a] for a in output])
+    return EinsumPlan(tuple(operands), tuple(contractions), output_permutation)
+
+
+def _prepare(tensor: Tensor, operand: EinsumOperand, dtype: torch.dtype) -> Tensor:
+    """One input in the common dtype, its diagonals taken and its own axes summed (in that dtype)."""
+    x = tensor if tensor.dtype == dtype else tensor.to(dtype)
+    for i, j in operand.diagonals:
+        x = x.diagonal(dim1=i, dim2=j)
+    if operand.summed:
+        x = x.sum(dim=operand.summed, dtype=dtype)
+    return x
+
+
+def _arrange(x: Tensor, permutation: tuple[int, ...] | None, shape: tuple[int, ...] | None) -> Tensor:
+    """x permuted, then reshaped; a step that is None is skipped."""
+    if permutation is not None:
+        x = x.permute(permutation)
+    return x if shape is None else x.reshape(shape)
+
+
+def _matmul(left: Tensor, right: Tensor) -> Tensor:
+    """The batched matrix product of (batch, m, k) and (batch, k, n) tensors. With k = 1 it is the
+    broadcast product, which `*` computes faster (an outer product); bool tensors, which `bmm` does not
+    take, get the "or" of the "and"s (through int64 counts)."""
+    if left.shape[2] == 1:
+        return left * right
+    if left.dtype == torch.bool:
+        return left.long().bmm(right.long()) != 0
+    return left.bmm(right)
+
+
+def _contract(left: Tensor, right: Tensor, step: Contraction) -> Tensor:
+    left = _arrange(left, step.left_permutation, step.left_shape)
+    right = _arrange(right, step.right_permutation, step.right_shape)
+    return _arrange(_matmul(left, right), None, step.result_shape)
 
 
 def einsum(*tensors_and_pattern: Shaped[Tensor, "..."] | str) -> Shaped[Tensor, "..."]:
@@ -456,20 +590,15 @@ def einsum(*tensors_and_pattern: Shaped[Tensor, "..."] | str) -> Shaped[Tensor, 
         raise EinopsError("einsum takes one or more tensors, then the pattern")
     try:
         plan = _einsum_plan(pattern, tuple(tuple(t.shape) for t in tensors))
-        product = None
-        for tensor, (diagonals, permutation, view) in zip(tensors, plan.operands, strict=True):
-            x = tensor
-            for i, j in diagonals:
-                x = x.diagonal(dim1=i, dim2=j)
-            x = x.permute(permutation).reshape(view)
-            product = x if product is None else product * x
-        if plan.summed:
-            product = product.sum(dim=plan.summed, dtype=product.dtype)
-        if plan.output_permutation is not None:
-            product = product.permute(plan.output_permutation)
-        return product
     except EinopsError as error:
         raise EinopsError(f"{_context('einsum', pattern, [t.shape for t in tensors])}: {error}") from None
+    dtype = tensors[0].dtype
+    if any(t.dtype != dtype for t in tensors):  # promoted as "*" would promote them
+        dtype = functools.reduce(torch.promote_types, [t.dtype for t in tensors])
+    result = _prepare(tensors[0], plan.operands[0], dtype)
+    for tensor, operand, step in zip(tensors[1:], plan.operands[1:], plan.contractions, strict=True):
+        result = _contract(result, _prepare(tensor, operand, dtype), step)
+    return _arrange(result, plan.output_permutation, None)
 
 
 __all__ = ["EinopsError", "rearrange", "reduce", "repeat", "einsum", "parse_count"]

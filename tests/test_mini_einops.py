@@ -11,9 +11,11 @@ Tolerances, per quantity:
 - rearrange, repeat, max and min only move or select values: compared exactly (torch.equal), dtype and
   shape included.
 - sum, mean, prod and einsum add or multiply in an order that may differ from einops' (einops merges
-  adjacent reduced axes; einsum is a broadcast product then a sum here, torch.einsum a matmul there):
-  float32 to 1e-5 relative and 1e-5 absolute (at most a few hundred terms of standard-normal size, each
-  rounding at ~6e-8 relative), float64 to 1e-12; int64 exactly.
+  adjacent reduced axes; an einsum may sum an axis private to one input before the product, pair its
+  inputs in another order than torch.einsum, or be a broadcast product and a sum in a student's code,
+  and a matmul kernel blocks its sums its own way): float32 to 1e-5 relative and 1e-5 absolute (the
+  generated sums have at most a few hundred terms of standard-normal size, each rounding at ~6e-8
+  relative), float64 to 1e-12; int64 exactly.
 - Parse counts are exact integers.
 """
 
@@ -61,9 +63,13 @@ def make_inputs(spec: dict) -> list[torch.Tensor]:
 
 
 def call(module, spec: dict, tensors: list):
+    """The spec's call on `tensors`; with spec["as_list"], the one input passed as the list of its slices
+    along the first axis (which einops stacks back into it)."""
     kind, pattern, lengths = spec["kind"], spec["pattern"], spec["axes_lengths"]
     if kind == "einsum":
         return module.einsum(*tensors, pattern)
+    if spec.get("as_list"):
+        tensors = [list(tensors[0].unbind(0))]
     if kind == "reduce":
         return module.reduce(tensors[0], pattern, spec["reduction"], **lengths)
     return getattr(module, kind)(tensors[0], pattern, **lengths)
@@ -71,7 +77,7 @@ def call(module, spec: dict, tensors: list):
 
 def describe(spec: dict) -> str:
     shapes = ", ".join(str(tuple(s)) for s in spec["shapes"])
-    what = f'{spec["kind"]}("{spec["pattern"]}"'
+    what = f'{spec["kind"]}({"a list, " if spec.get("as_list") else ""}"{spec["pattern"]}"'
     if spec["kind"] == "reduce":
         what += f', "{spec["reduction"]}"'
     if spec["axes_lengths"]:
@@ -233,6 +239,39 @@ def test_rejected_calls_raise_einops_error_naming_pattern_and_shapes(impl, kind,
         call(einops, spec, make_inputs(spec))
     assert oracle.value is not None
     expect_like_einops(impl.mini_einops, spec)
+
+
+# -- a list of tensors: stacked along a new first axis, as einops does -----------------------------------
+
+def _as_list(spec: dict) -> dict:
+    return {**spec, "as_list": True}
+
+
+@given(spec=st.one_of(einops_specs(), einops_near_misses()).map(_as_list))
+def test_list_inputs_are_stacked_like_einops(impl, spec):
+    # the list of the input's slices along its first axis: einops stacks it back, so the result (or the
+    # error, naming the stacked shape) is the one for the tensor
+    expect_like_einops(impl.mini_einops, spec)
+
+
+@pytest.mark.parametrize("kind", ["rearrange", "reduce", "repeat"])
+def test_list_inputs_that_do_not_stack_raise_einops_error(impl, kind):
+    args = {"rearrange": ("a b -> b a",), "reduce": ("a b -> a", "sum"), "repeat": ("a b -> a b c",)}[kind]
+    lengths = {"c": 2} if kind == "repeat" else {}
+    for tensors, shapes in [([], []), ([torch.ones(2), torch.ones(3)], ["(2,)", "(3,)"])]:
+        with pytest.raises((TypeError, RuntimeError)):  # the premise: einops rejects it
+            getattr(einops, kind)(tensors, *args, **lengths)
+        what = f"{kind}({len(tensors)} tensors of shapes {shapes}, {args[0]!r})"
+        try:
+            getattr(impl.mini_einops, kind)(tensors, *args, **lengths)
+        except ValueError as error:
+            missing = [text for text in [args[0], *shapes] if text not in str(error)]
+            assert not missing, f"{what}: the EinopsError's message lacks {missing}:\n  {error}"
+        except Exception as error:  # noqa: BLE001 - the wrong exception type is the failure
+            raise AssertionError(f"{what} should raise EinopsError (a ValueError), not "
+                                 f"{type(error).__name__}: {error}") from error
+        else:
+            raise AssertionError(f"{what} should raise EinopsError (einops rejects it), returned a tensor")
 
 
 # -- many generated patterns, valid and near-misses, all four operations --------------------------------

@@ -3,6 +3,8 @@
 
 import re
 
+import torch
+
 from reference import mini_einops as ref
 from tests.mistakes import Mistake
 
@@ -131,6 +133,21 @@ def rearrange_delegates(tensor, pattern, **axes_lengths):
         raise ref.EinopsError(f'rearrange pattern "{pattern}" on input shape {tuple(tensor.shape)}: {error}') from None
 
 
+def _list_unsupported(function):
+    def tensor_only(tensor, pattern, *args, **axes_lengths):
+        tuple(tensor.shape)  # a list has no shape: AttributeError, as before lists were handled
+        return function(tensor, pattern, *args, **axes_lengths)
+    return tensor_only
+
+
+def _list_concatenated(function):
+    def concatenated(tensor, pattern, *args, **axes_lengths):
+        if isinstance(tensor, list) and tensor:  # joined along their existing first axis: no new axis
+            tensor = torch.cat([t if t.dim() else t.reshape(1) for t in tensor])
+        return function(tensor, pattern, *args, **axes_lengths)
+    return concatenated
+
+
 def _m(id, description, **replaces):
     return Mistake("mini_einops", id, description, replaces)
 
@@ -158,4 +175,10 @@ MISTAKES = [
     _m("delegates_to_einops", "rearrange calls einops.rearrange", rearrange=rearrange_delegates),
     _m("einsum_output_order", "einsum returns the output axes in input order, not the pattern's",
        einsum=einsum_output_in_input_order),
+    _m("list_unsupported", "a list of tensors is not accepted: AttributeError (a list has no .shape)",
+       rearrange=_list_unsupported(ref.rearrange), reduce=_list_unsupported(ref.reduce),
+       repeat=_list_unsupported(ref.repeat)),
+    _m("list_concatenated", "a list of tensors is concatenated (torch.cat) instead of stacked on a new axis",
+       rearrange=_list_concatenated(ref.rearrange), reduce=_list_concatenated(ref.reduce),
+       repeat=_list_concatenated(ref.repeat)),
 ]

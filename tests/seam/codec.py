@@ -66,7 +66,12 @@ def _encode_tensor(t: torch.Tensor) -> dict:
     nbytes = t.numel() * t.element_size()
     if nbytes > MAX_TENSOR_BYTES:
         raise CodecError(f"a tensor of {nbytes} bytes is over the {MAX_TENSOR_BYTES}-byte limit")
-    raw = t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes() if nbytes else b""
+    flat = t.detach().cpu().contiguous().reshape(-1)
+    if flat.numel() == 1 and flat.stride(0) != 1:
+        # a one-element slice of a transposed tensor (shape (1,), stride (2,)) counts as contiguous and
+        # keeps its stride, which .view(torch.uint8) refuses; longer contiguous tensors have stride 1
+        flat = flat.clone(memory_format=torch.contiguous_format)
+    raw = flat.view(torch.uint8).numpy().tobytes() if nbytes else b""
     return {
         "$": "tensor",
         "dtype": str(t.dtype).removeprefix("torch."),
