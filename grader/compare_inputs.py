@@ -289,6 +289,8 @@ def _einops_call(spec: dict) -> tuple:
     tensors = make_inputs(spec)
     if spec["kind"] == "einsum":
         return (*tensors, spec["pattern"]), {}
+    if spec.get("as_list"):  # the input as the list of its slices along the first axis (einops stacks them)
+        tensors = [list(tensors[0].unbind(0))]
     if spec["kind"] == "reduce":
         return (tensors[0], spec["pattern"], spec["reduction"]), dict(spec["axes_lengths"])
     return (tensors[0], spec["pattern"]), dict(spec["axes_lengths"])
@@ -322,6 +324,10 @@ def _mini_einops() -> list[Entry]:
         entries.append(Entry(kind, valid.map(_einops_call), tensor_tol=tol, tolerance=tolerance))
         entries.append(Entry(kind, near.map(_einops_call), tensor_tol=tol, label=f"{kind} (near-misses)",
                              tolerance=tolerance + "; errors by class"))
+        if kind != "einsum":
+            as_list = valid.filter(lambda spec: spec["shapes"][0] and spec["shapes"][0][0] > 0)
+            entries.append(Entry(kind, as_list.map(lambda spec: _einops_call({**spec, "as_list": True})),
+                                 tensor_tol=tol, label=f"{kind} (a list of tensors)", tolerance=tolerance))
     return entries
 
 
