@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import activation_checkpointing as scenarios
 from tests.strategies import checkpoint_specs
 
@@ -324,3 +325,10 @@ def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
                  source="each layer once more")
     mentions = torch_checkpoint_mentions(impl.name)
     assert not mentions, f"{impl.name}/{MODULE}.py uses torch.utils.checkpoint (the oracle):\n" + "\n".join(mentions)
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("activation_checkpointing"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "activation_checkpointing", case)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, POLICIES, BytesPerParam
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import memory as scenarios
 from tests.strategies import big_sizes, distinct_sizes, module_specs, precision_policies, stack_specs
 
@@ -240,3 +241,10 @@ def test_differential_measurements(impl, ref, module, stack):
     got, expected = impl.run(scenarios.saved, stack), ref.run(scenarios.saved, stack)
     expect_equal((got["total"], got["storages"]), (expected["total"], expected["storages"]),
                  what=f"SavedActivations on {stack}", source="reference")
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("memory"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "memory", case)

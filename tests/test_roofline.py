@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
 from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import roofline as scenarios
 from tests.strategies import distinct_sizes
 
@@ -295,3 +296,10 @@ def test_roofline_demo_draws_with_the_package_under_test(impl, writable_dir):
 
     impl.roofline.plot_roofline(H100, lecture_points(impl.roofline, BF16), str(path), BF16)
     assert read_written_file(path)[:8] == PNG_MAGIC
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("roofline"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "roofline", case)
