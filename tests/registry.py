@@ -127,9 +127,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_near_misses_raise_like_einops", "test_einsum_near_misses_raise_like_einops")),
         B("error messages", "rejected calls raise EinopsError naming the pattern and the shapes; the errors the "
           "docstrings promise, on fixed calls", 0.75,
-          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes", "test_documented_errors_are_raised")),
-        B("any pattern: raise or match like einops", "many generated calls, valid or not, behave as einops", 1,
-          ("test_generated_patterns_raise_or_match_like_einops",)),
+          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes",
+           "test_list_inputs_that_do_not_stack_raise_einops_error", "test_documented_errors_are_raised")),
+        B("any pattern: raise or match like einops", "many generated calls, valid or not, behave as einops; a list "
+          "input is stacked as einops stacks it", 1,
+          ("test_generated_patterns_raise_or_match_like_einops", "test_list_inputs_are_stacked_like_einops")),
         B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
           ("test_each_pattern_is_parsed_once",)),
         B("audit: does not use einops", "the results are right with einops made unusable", 0.5,
