@@ -175,9 +175,9 @@ def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(
                  source=f"measured: one activation per layer of the segment being recomputed, sizes {sizes}")
 
 
-@pytest.mark.parametrize("layers", [1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
+@pytest.mark.parametrize("layers", [0, 1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
 def test_default_segments_is_ceil_sqrt(impl, layers):
-    expected = math.isqrt(layers - 1) + 1
+    expected = math.isqrt(layers - 1) + 1 if layers else 0  # the docstring: 0 for 0 layers
     expect_int(impl.activation_checkpointing.default_segments(layers), expected,
                what=call_text("default_segments", layers), source="ceil(sqrt(L)) with math.isqrt",
                hint="ceil of the square root, exactly (math.isqrt(L - 1) + 1): floats round for big L")

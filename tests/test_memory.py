@@ -16,7 +16,7 @@ import warnings
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, POLICIES, BytesPerParam
@@ -78,6 +78,8 @@ def test_tensor_bytes_matches_torch(impl, shape, dtype):
 
 @given(sizes=big_sizes(3), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float8_e4m3fn,
                                                      torch.float4_e2m1fn_x2, torch.complex64]))
+@example(sizes=[10**12, 10**12 - 1, 999_999_999_989], dtype=torch.complex64)  # ~8e36 bytes, exact
+@example(sizes=[2**31 + 1, 2**31 + 3, 3], dtype=torch.float4_e2m1fn_x2)  # beyond 2^53, odd
 def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
     # petabytes and beyond: allocating them fails, and a float product would round
     shape = tuple(sizes)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
@@ -85,6 +85,7 @@ def test_matvec_cost(impl, sizes, dtype):
 
 
 @given(sizes=distinct_sizes(3, 1, 5000), dtype=st.sampled_from(DTYPES))
+@example(sizes=[2**20 + 1, 2**21 + 3, 2**22 + 5], dtype=BF16)  # FLOPs beyond 2^53, exact
 def test_matmul_cost(impl, sizes, dtype):
     b, d, k = sizes
     expect_cost(impl.roofline.matmul_cost(b, d, k, dtype), "matmul", (b, d, k), dtype, "matmul_cost",
