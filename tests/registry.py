@@ -83,7 +83,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_can_view_matches_torch",)),
         B("nbytes and storage_nbytes", "the bytes a tensor addresses and the bytes its storage keeps alive",
           0.75, ("test_nbytes_matches_torch", "test_storage_nbytes_matches_torch")),
-        B("the handout's examples", "the worked examples of the handout", 0.5, ("test_handout_examples",)),
+        B("the handout's examples", "the worked examples of the handout; a view that cannot be one raises "
+          "ValueError (fixed calls)", 0.5, ("test_handout_examples", "test_documented_errors_are_raised")),
         B("audit: layouts without tensors", "the layouts are right with every torch tensor op made unusable",
           0.5, ("test_audit_layouts_are_computed_without_tensors",)),
         B("differential: all functions", "every function against the reference on more generated chains",
@@ -124,8 +125,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("near misses raise like einops", "generated patterns one mistake away from valid (rearrange, reduce, "
           "repeat, einsum) raise EinopsError where einops raises", 1,
           ("test_near_misses_raise_like_einops", "test_einsum_near_misses_raise_like_einops")),
-        B("error messages", "rejected calls raise EinopsError naming the pattern and the shapes", 0.75,
-          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes",)),
+        B("error messages", "rejected calls raise EinopsError naming the pattern and the shapes; the errors the "
+          "docstrings promise, on fixed calls", 0.75,
+          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes", "test_documented_errors_are_raised")),
         B("any pattern: raise or match like einops", "many generated calls, valid or not, behave as einops", 0.75,
           ("test_generated_patterns_raise_or_match_like_einops",)),
         B("a list of tensors", "stacked on a new first axis as einops does; one that cannot stack raises "
@@ -184,7 +186,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           1.25, ("test_bytes_per_param_matches_real_optimizer_state",)),
         B("bytes_per_param: the lecture's table, unknown names", "16/12/... bytes per parameter; unknown "
           "policies or optimizers raise", 0.5,
-          ("test_bytes_per_param_lecture_adamw", "test_bytes_per_param_rejects_unknown_names")),
+          ("test_bytes_per_param_lecture_adamw", "test_bytes_per_param_rejects_unknown_names",
+           "test_documented_errors_are_raised")),
         B("model_state_bytes", "against a real training step, and n times bytes_per_param", 1,
           ("test_model_state_bytes_matches_a_real_training_step", "test_model_state_bytes_is_n_times_bytes_per_param")),
         B("max_trainable_params", "the largest model that fits, the lecture's example", 0.5,
@@ -237,7 +240,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "raise",
           0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
                 "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
-                "test_nvfp4_rejects_input_out_of_range")),
+                "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised")),
     ),
     "adamw": (
         B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW", 2.75,
@@ -255,8 +258,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_adamw_leaves_parameters_without_gradients_alone",)),
         B("AdamW: a torch optimizer", "a torch.optim.Optimizer with param groups", 0.25,
           ("test_adamw_is_a_torch_optimizer_with_param_groups",)),
-        B("AdamW: invalid hyperparameters", "negative lr, betas outside [0, 1), ... raise ValueError", 0.25,
-          ("test_adamw_rejects_invalid_hyperparameters",)),
+        B("AdamW: invalid hyperparameters", "negative lr, betas outside [0, 1), ... raise ValueError; zeros are "
+          "allowed", 0.25, ("test_adamw_rejects_invalid_hyperparameters", "test_documented_errors_are_raised")),
         B("optimizer_state_bytes", "the state bytes of torch's optimizers and of yours, per policy", 1,
           ("test_optimizer_state_bytes_of_torch_optimizers", "test_optimizer_state_bytes_follow_the_policy_table")),
         B("optimizer_state_bytes: lecture, before the first step", "12 bytes per parameter; zero before a step",
@@ -283,7 +286,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("attainable_flops_per_sec", "the roof; rate times time is the work", 0.5,
           ("test_attainable_flops_per_sec_is_the_roof", "test_attainable_rate_times_roofline_time_is_the_work")),
         B("min_compute_bound_batch", "the smallest compute-bound batch (or ValueError); the lecture's example", 1,
-          ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture")),
+          ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture",
+           "test_documented_errors_are_raised")),
         B("plot_roofline", "writes a PNG; names the missing extra; the demo draws with your package", 0.25,
           ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra",
            "test_roofline_demo_draws_with_the_package_under_test")),
@@ -304,7 +308,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_train_step_is_a_full_batch_sgd_step",)),
         B("no gradient left, invalid sizes", "no .grad is left behind after train_step; zero or negative "
           "micro-batch sizes raise ValueError", 0.25,
-          ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error")),
+          ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error",
+           "test_documented_errors_are_raised")),
         B("differential: accumulate_gradients", "against the reference", 0.25, ("test_accumulate_matches_reference",)),
     ),
     "activation_checkpointing": (
@@ -325,7 +330,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_checkpoint_sequential_matches_plain_backward",)),
         B("segments", "default ceil(sqrt(L)), sizes like tensor_split, invalid counts raise", 0.25,
           ("test_default_segments_is_ceil_sqrt", "test_segment_sizes_like_tensor_split",
-           "test_invalid_segments_raise_value_error")),
+           "test_invalid_segments_raise_value_error", "test_documented_errors_are_raised")),
         B("checkpoint_memory", "against measured bytes; O(L) falls to O(sqrt L)", 0.25,
           ("test_checkpoint_memory_matches_measured_bytes", "test_checkpoint_memory_falls_from_linear_to_square_root")),
         B("recompute_flops", "against the counted forward calls; unknown strategies raise", 0.25,
@@ -353,7 +358,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
            "test_device_spec_of_the_cpu_is_none")),
         B("input validation", "no times, negative warm-ups or trials raise ValueError", 0.25,
-          ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts")),
+          ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts",
+           "test_documented_errors_are_raised")),
     ),
 }
 del B

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import activation_checkpointing as scenarios
 from tests.strategies import checkpoint_specs
 
@@ -174,9 +175,9 @@ def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(
                  source=f"measured: one activation per layer of the segment being recomputed, sizes {sizes}")
 
 
-@pytest.mark.parametrize("layers", [1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
+@pytest.mark.parametrize("layers", [0, 1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
 def test_default_segments_is_ceil_sqrt(impl, layers):
-    expected = math.isqrt(layers - 1) + 1
+    expected = math.isqrt(layers - 1) + 1 if layers else 0  # the docstring: 0 for 0 layers
     expect_int(impl.activation_checkpointing.default_segments(layers), expected,
                what=call_text("default_segments", layers), source="ceil(sqrt(L)) with math.isqrt",
                hint="ceil of the square root, exactly (math.isqrt(L - 1) + 1): floats round for big L")
@@ -324,3 +325,10 @@ def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
                  source="each layer once more")
     mentions = torch_checkpoint_mentions(impl.name)
     assert not mentions, f"{impl.name}/{MODULE}.py uses torch.utils.checkpoint (the oracle):\n" + "\n".join(mentions)
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("activation_checkpointing"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "activation_checkpointing", case)

@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from assignment.given import OPTIMIZER_STATE_TENSORS, POLICIES
 from tests import audit
 from tests.checks import expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import adamw as scenarios
 from tests.strategies import adamw_trajectories
 
@@ -257,3 +258,10 @@ def test_audit_adamw_does_not_use_torch_adam(impl, specs):
                           where=f"specs[{j}] of the falsifying example: ")
     mentions = torch_adam_mentions(impl.name)
     assert not mentions, f"{impl.name}/adamw.py uses torch's Adam/AdamW (the oracle):\n" + "\n".join(mentions)
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("adamw"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "adamw", case)

@@ -33,6 +33,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from assignment.given import HARDWARE, Measurement
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import benchmarking as scenarios
 from tests.strategies import benchmark_specs, tick_specs
 
@@ -313,3 +314,9 @@ def test_gpu_measured_points_are_under_the_roofline(impl):
             f"{m.op} at intensity {intensity:.3g} FLOP/B: {m.flops_per_sec:.4g} FLOP/s, under 20% of the roof "
             f"{roof:.4g}")
 
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("benchmarking"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "benchmarking", case)

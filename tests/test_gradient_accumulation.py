@@ -27,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.checks import call_text
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import gradient_accumulation as scenarios
 from tests.strategies import grad_accum_specs
 
@@ -171,3 +172,10 @@ def test_saved_activations_peak_falls_with_the_micro_batch(impl, loss):
 def test_accumulate_matches_reference(impl, ref, spec):
     got = impl.run(scenarios.accumulate, spec)
     expect_full_batch(got, ref.run(scenarios.accumulate, spec), spec, source="the reference's accumulation")
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("gradient_accumulation"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "gradient_accumulation", case)

@@ -16,11 +16,12 @@ import warnings
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, POLICIES, BytesPerParam
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import memory as scenarios
 from tests.strategies import big_sizes, distinct_sizes, module_specs, precision_policies, stack_specs
 
@@ -77,6 +78,8 @@ def test_tensor_bytes_matches_torch(impl, shape, dtype):
 
 @given(sizes=big_sizes(3), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float8_e4m3fn,
                                                      torch.float4_e2m1fn_x2, torch.complex64]))
+@example(sizes=[10**12, 10**12 - 1, 999_999_999_989], dtype=torch.complex64)  # ~8e36 bytes, exact
+@example(sizes=[2**31 + 1, 2**31 + 3, 3], dtype=torch.float4_e2m1fn_x2)  # beyond 2^53, odd
 def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
     # petabytes and beyond: allocating them fails, and a float product would round
     shape = tuple(sizes)
@@ -240,3 +243,10 @@ def test_differential_measurements(impl, ref, module, stack):
     got, expected = impl.run(scenarios.saved, stack), ref.run(scenarios.saved, stack)
     expect_equal((got["total"], got["storages"]), (expected["total"], expected["storages"]),
                  what=f"SavedActivations on {stack}", source="reference")
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("memory"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "memory", case)

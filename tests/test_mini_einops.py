@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import mini_einops as scenarios
 from tests.strategies import (
     any_einops_specs,
@@ -338,3 +339,10 @@ def test_audit_does_not_use_einops(impl):
 @given(spec=any_einops_specs())
 def test_differential_generated_patterns(impl, ref, spec):
     expect_like_einops(impl.mini_einops, spec, oracle=ref.mini_einops, source="reference")
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("mini_einops"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "mini_einops", case)

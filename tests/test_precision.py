@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from assignment.given import FloatFormat
 from tests import audit
 from tests.checks import call_text
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import precision as scenarios
 from tests.strategies import fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
 
@@ -519,3 +520,10 @@ def test_differential_nvfp4(impl, ref, data):
     torch.testing.assert_close(got.values, expected.values, rtol=0, atol=0)
     torch.testing.assert_close(got.block_scales, expected.block_scales, rtol=0, atol=0)
     assert math.isclose(got.tensor_scale, expected.tensor_scale, rel_tol=1e-6)
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("precision"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "precision", case)

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
 from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import roofline as scenarios
 from tests.strategies import distinct_sizes
 
@@ -84,6 +85,7 @@ def test_matvec_cost(impl, sizes, dtype):
 
 
 @given(sizes=distinct_sizes(3, 1, 5000), dtype=st.sampled_from(DTYPES))
+@example(sizes=[2**20 + 1, 2**21 + 3, 2**22 + 5], dtype=BF16)  # FLOPs beyond 2^53, exact
 def test_matmul_cost(impl, sizes, dtype):
     b, d, k = sizes
     expect_cost(impl.roofline.matmul_cost(b, d, k, dtype), "matmul", (b, d, k), dtype, "matmul_cost",
@@ -295,3 +297,10 @@ def test_roofline_demo_draws_with_the_package_under_test(impl, writable_dir):
 
     impl.roofline.plot_roofline(H100, lecture_points(impl.roofline, BF16), str(path), BF16)
     assert read_written_file(path)[:8] == PNG_MAGIC
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("roofline"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "roofline", case)

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import call_text, expect_equal, expect_int
+from tests.documented import cases, expect_documented_error
 from tests.scenarios import tensors as scenarios
 from tests.scenarios.tensors import RAISES
 from tests.strategies import (
@@ -328,3 +329,10 @@ def test_differential_tensors(impl, ref, chain, fresh, dtype, data):
         expect_equal(addressing(outcome(getattr(impl.tensors, name), *args)),
                      addressing(outcome(getattr(ref.tensors, name), *args)), what=call_text(name, *args),
                      source="reference")
+
+
+# -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
+
+@pytest.mark.parametrize("case", cases("tensors"))
+def test_documented_errors_are_raised(impl, case):
+    expect_documented_error(impl, "tensors", case)
