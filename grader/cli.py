@@ -163,10 +163,17 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
-          secret: bytes) -> int:
+          secret: bytes, fingerprints: bool = True) -> int:
     """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
-    own (its own uid): OUT/<name>/results.json each, and OUT/grades.csv with one row per submission (a status
-    column, never an aborted batch)."""
+    own (its own uid): OUT/<name>/results.json each, OUT/grades.csv with one row per submission (a status
+    column, never an aborted batch), and the class report OUT/report.md (grader/classreport.py). With
+    `fingerprints` (and the course's tree: grader/compare.py) each scored submission's functions are also run
+    on compare's inputs, in its sandbox and within its limits, to count the catalogued mistakes the class
+    makes."""
+    from tqdm import tqdm
+
+    from grader import classreport
+
     if not folder.is_dir():
         raise SubmissionError(f"{folder} is not a folder of submissions")
     submissions = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
@@ -178,24 +185,52 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
             os.chmod(private, os.stat(private).st_mode & 0o700)
             print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
                   "so that no submission reads another's files or results", file=sys.stderr)
-    ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
-    rows = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # each grading is its own processes; threads just wait
-        futures = {pool.submit(grade_submission, s, out / s.stem / "results.json", limits, problems, layers,
-                               secret): s
-                   for s in submissions}
-        for done, future in enumerate(as_completed(futures), start=1):
-            graded = future.result()
+    chosen = [p for p in registry.PROBLEMS if not problems or p.id in problems]
+    ids = [p.id for p in chosen]
+    found = classreport.Fingerprints()
+    comparer = None
+    if not fingerprints:
+        found.skipped = "--no-fingerprints"
+    elif not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
+        found.skipped = "they need the reference and the catalogue of mistakes (the course's tree)"
+    else:
+        compare = importlib.import_module(KITS["compare"])
+        print("resource-grader batch: the reference's and the catalogued mistakes' answers for the fingerprints "
+              "(--no-fingerprints skips them)", file=sys.stderr)
+        comparer = compare.class_comparer([i for i in ids if i in compare.compare_inputs_problems()])
+        found.descriptions = compare.mistake_descriptions(comparer)
+
+    def one(submission: Path) -> tuple[Graded, dict | None]:
+        graded = grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
+                                  secret)
+        if comparer is None or graded.status not in classreport.SCORED:
+            return graded, None
+        result = compare.fingerprint(comparer, submission, layers, call_seconds=limits.call_seconds,
+                                     memory_mb=limits.worker_memory_mb, seconds=limits.submission_seconds)
+        for line in result["review"]:
+            print(f"resource-grader [{submission}]: flagged while fingerprinted: {line}", file=sys.stderr)
+        return graded, result
+
+    rows, graded_all = [], []
+    with ThreadPoolExecutor(max_workers=jobs) as pool, \
+            tqdm(total=len(submissions), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
+        futures = {pool.submit(one, s): s for s in submissions}  # each grading is its own processes
+        for future in as_completed(futures):
+            graded, result = future.result()
+            graded_all.append(graded)
+            if result is not None:
+                found.per_submission[graded.submission.name] = result
             by_id = {p.id: round(p.score, 2) for p in graded.scores}
             rows.append([graded.submission.name, graded.status, round(sum(by_id.values()), 2),
                          *[by_id.get(i, "") for i in ids], round(graded.seconds, 1)])
-            print(f"\r[{done}/{len(submissions)}] {graded.submission.name:<40}", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+            bar.set_postfix_str(graded.submission.name[:40])
+            bar.update()
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["submission", "status", "total", *ids, "seconds"])
         writer.writerows(sorted(rows))
-    print(f"{len(rows)} submissions graded; {out / 'grades.csv'}")
+    report = classreport.write(out, sorted(graded_all, key=lambda g: g.submission.name), chosen, found)
+    print(f"{len(rows)} submissions graded; {out / 'grades.csv'}; class report {report}")
     return 0
 
 
@@ -235,6 +270,9 @@ def main(argv=None) -> int:
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                    help="submissions graded at once (default: half the cores; each uses two processes)")
+    b.add_argument("--no-fingerprints", dest="fingerprints", action="store_false",
+                   help="leave the catalogued mistakes out of the class report (report.md): no second run of "
+                        "each submission's functions")
     for command in (g, b):
         _add_common(command, Limits())
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
@@ -272,7 +310,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     try:
-        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret)
+        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret,
+                     options.fingerprints)
     except SubmissionError as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2

@@ -347,3 +347,119 @@ def run(options) -> int:
         options.json.write_text(json.dumps(report, indent=1))
         print(f"report written to {options.json}")
     return 0
+
+
+# -- fingerprints of a class (resource-grader batch) -------------------------------------------------------
+
+class _Deadline:
+    """The package, refusing every call once `seconds` have passed since it was made: the whole comparison
+    of one submission stays within its time limit however many calls time out one by one."""
+
+    def __init__(self, package, seconds: float):
+        import time
+
+        self._package, self._clock = package, time.monotonic
+        self.deadline = self._clock() + seconds
+        self.expired = False
+
+    def _check(self) -> None:
+        if self._clock() > self.deadline:
+            self.expired = True
+            raise TimeoutError("the submission's time limit for fingerprints was reached")
+
+    def __getattr__(self, name: str):
+        if name in ("isolated", "worker", "close", "name", "writable"):
+            return getattr(self._package, name)
+        if name == "run":
+            return self._guarded(self._package.run)
+        return _DeadlineModule(self, getattr(self._package, name))
+
+    def _guarded(self, function):
+        def guarded(*args, **kwargs):
+            self._check()
+            return function(*args, **kwargs)
+
+        return guarded
+
+
+class _DeadlineModule:
+    def __init__(self, deadline: _Deadline, module):
+        self._deadline, self._module = deadline, module
+
+    def __getattr__(self, name: str):
+        return self._deadline._guarded(getattr(self._module, name))
+
+
+def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:
+    """A Comparer of `problems` with every catalogued mistake's answers computed up front, so that batch's
+    threads share it (they only run submissions in their workers and compare answers)."""
+    comparer = Comparer(problems, examples=examples)
+    for problem in problems:
+        for entry in comparer.entries[problem]:
+            for mistake in comparer.mistakes(problem, entry):
+                comparer.mistake_answers(mistake, problem, entry)
+    return comparer
+
+
+def fingerprint(comparer: Comparer, submission: Path, layers, *, call_seconds: float, memory_mb: int,
+                seconds: float) -> dict:
+    """The catalogued mistakes `submission` matches, function by function (plain data for the class report):
+    its functions run as `compare` runs them (the seam's worker, in the sandbox of `layers`, each call within
+    `call_seconds` and the worker within `memory_mb`), all of it within `seconds`; the problems it left as the
+    untouched stub are not run. Never raises: what went wrong is in "error"."""
+    import time
+    import traceback
+
+    from grader import sandbox
+    from grader.scoring import not_started
+    from grader.submission import SubmissionError, build_workspace
+
+    start = time.monotonic()
+    result = {"functions": {}, "problems": [], "error": None, "review": [], "timed_out": False}
+    try:
+        with sandbox.Sandbox(layers, seconds) as box:
+            workspace = build_workspace(submission, box.private)
+            modules = workspace.modules()
+            problems = [p for p in comparer.problems if not not_started(modules.get(p, b""))]
+            result["problems"] = problems
+            if problems:
+                box.expose(workspace.root)
+                from tests.seam.client import IsolatedPackage
+
+                package = IsolatedPackage("assignment", workspace.root, call_timeout=call_seconds,
+                                          memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()))
+                limited = _Deadline(package, seconds)
+                try:
+                    report = comparer.compare(limited, problems)
+                finally:
+                    package.close()
+                result["timed_out"] = limited.expired
+                result["review"] = report["review"]
+                for problem in report["problems"]:
+                    for f in problem["functions"]:
+                        if f["comparable"]:
+                            result["functions"][f"{problem['problem']}.{f['function']}"] = {
+                                "agree": f["agree"] == f["of"], "matches": [m["id"] for m in f["matches"]]}
+    except SubmissionError as exc:
+        result["error"] = f"unreadable: {exc}"
+    except Exception:  # noqa: BLE001 - one submission's failure never stops the batch
+        result["error"] = traceback.format_exc()
+    result["seconds"] = time.monotonic() - start
+    return result
+
+
+def mistake_descriptions(comparer: Comparer) -> dict:
+    """"problem.function" -> {mistake id: description} for every comparable function of the comparer."""
+    out = {}
+    for problem in comparer.problems:
+        for entry in comparer.entries[problem]:
+            out[f"{problem}.{entry.key}"] = {m.id: m.description for m in comparer.mistakes(problem, entry)}
+    return out
+
+
+def compare_inputs_problems() -> list[str]:
+    """The problems compare has inputs for (the others' functions all need a scenario)."""
+    _prepare()
+    from grader import compare_inputs
+
+    return list(compare_inputs.BUILDERS)

@@ -1,0 +1,176 @@
+"""The class report of `resource-grader batch`: OUT/report.md beside grades.csv, with its histograms.
+
+    - a histogram of the scores per problem and of the totals (PNG files next to report.md, matplotlib's Agg
+      backend), linked from it;
+    - each behaviour's failure rate across the class (a behaviour fails when any of its tests fails), worst
+      first;
+    - per function, how many submissions match each catalogued mistake (the fingerprints of
+      grader/compare.py, given to `write` as plain data: this module never runs the reference or the
+      catalogue, so it is also the student release's).
+
+Only submissions with a score (status ok or review) count; the others are listed by status.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCORED = ("ok", "review")
+
+
+@dataclass
+class Fingerprints:
+    """The catalogued mistakes the class matches: per submission name, compare.fingerprint's result; the
+    descriptions, "problem.function" -> {mistake id: description}. `skipped`: why there are none."""
+
+    per_submission: dict[str, dict] = field(default_factory=dict)
+    descriptions: dict[str, dict[str, str]] = field(default_factory=dict)
+    skipped: str | None = None
+
+
+def _histogram(path: Path, values: list[float], out_of: float, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 3.2), dpi=100)
+    bins = [out_of * i / 10 for i in range(11)]
+    axes.hist([min(max(v, 0.0), out_of) for v in values], bins=bins, color="#4c72b0", edgecolor="white")
+    axes.set_xlim(0, out_of)
+    axes.set_xlabel(f"score (out of {out_of:g})")
+    axes.set_ylabel("submissions")
+    axes.set_title(title)
+    axes.yaxis.get_major_locator().set_params(integer=True)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def _pct(count: int, of: int) -> str:
+    return f"{count / of:.0%}" if of else "-"
+
+
+def failure_rates(graded: list) -> list[dict]:
+    """One row per behaviour that ran for some scored submission: how many of them failed it, worst first
+    (then by problem and the registry's order)."""
+    rows: dict[tuple[str, str], dict] = {}
+    order = []
+    for g in graded:
+        if g.status not in SCORED:
+            continue
+        for p in g.scores:
+            for b in p.behaviours:
+                key = (p.id, b.name)
+                if key not in rows:
+                    rows[key] = {"problem": p.id, "behaviour": b.name, "failed": 0, "of": 0, "lost": 0.0}
+                    order.append(key)
+                row = rows[key]
+                row["of"] += 1
+                row["failed"] += not b.passed
+                row["lost"] += b.points - b.score
+    ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], order.index(k)))
+    return [rows[k] for k in ranked]
+
+
+def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
+    """"problem.function" -> {"of": submissions compared on it, "differ": how many disagree with the
+    reference, "unexplained": of those, how many match no mistake, "mistakes": {id: count}}."""
+    counts: dict[str, dict] = {}
+    for result in fingerprints.per_submission.values():
+        if result.get("error"):
+            continue
+        for function, found in result["functions"].items():
+            c = counts.setdefault(function, {"of": 0, "differ": 0, "unexplained": 0, "mistakes": {}})
+            c["of"] += 1
+            if not found["agree"]:
+                c["differ"] += 1
+                c["unexplained"] += not found["matches"]
+            for mistake in found["matches"]:
+                c["mistakes"][mistake] = c["mistakes"].get(mistake, 0) + 1
+    return counts
+
+
+def write(out: Path, graded: list, problems, fingerprints: Fingerprints) -> Path:
+    """Write OUT/report.md and its PNGs for `graded` (cli.Graded, one per submission) on `problems` (the
+    registry's Problem objects graded in this batch); the path of report.md."""
+    scored = [g for g in graded if g.status in SCORED]
+    lines = ["# Class report", "",
+             f"{len(graded)} submissions, {len(scored)} with a score (status ok or review)."]
+    others = {}
+    for g in graded:
+        if g.status not in SCORED:
+            others.setdefault(g.status, []).append(g.submission.name)
+    for status, names in sorted(others.items()):
+        lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
+
+    lines += ["", "## Scores", ""]
+    figures = []
+    total_points = sum(p.points for p in problems)
+    totals = [sum(p.score for p in g.scores) for g in scored]
+    figures.append(("total", "all problems", totals, total_points))
+    for problem in problems:
+        values = [next((p.score for p in g.scores if p.id == problem.id), 0.0) for g in scored]
+        figures.append((problem.id, problem.title, values, problem.points))
+    lines += ["| | out of | mean | median | min | max | histogram |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, title, values, out_of in figures:
+        png = f"hist_{name}.png"
+        _histogram(out / png, values, out_of, f"{name}: {title}" if name != "total" else "total")
+        if values:
+            ordered = sorted(values)
+            middle = len(ordered) // 2
+            median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+            stats = [f"{sum(values) / len(values):.2f}", f"{median:.2f}", f"{ordered[0]:.2f}", f"{ordered[-1]:.2f}"]
+        else:
+            stats = ["-"] * 4
+        lines.append(f"| {name} | {out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
+    lines += [""] + [f"![{name}]({f'hist_{name}.png'})" for name, *_ in figures]
+
+    lines += ["", "## Behaviours by failure rate", "",
+              "A behaviour fails for a submission when any of its tests fails; points lost are summed over the class.",
+              "", "| problem | behaviour | failed | rate | points lost |", "| --- | --- | ---: | ---: | ---: |"]
+    for row in failure_rates(graded):
+        lines.append(f"| {row['problem']} | {row['behaviour']} | {row['failed']} of {row['of']} | "
+                     f"{_pct(row['failed'], row['of'])} | {row['lost']:.2f} |")
+
+    lines += ["", "## Catalogued mistakes", ""]
+    if fingerprints.skipped:
+        lines.append(f"Not computed: {fingerprints.skipped}.")
+    else:
+        lines += _mistake_lines(fingerprints)
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
+    lines = ["Each submission's functions run on `resource-grader compare`'s inputs (tests/mistakes/ names what "
+             "they match); a function counts the submissions that had started its problem. Problems left as the "
+             "stub are not compared.", ""]
+    failed = {name: r["error"] for name, r in fingerprints.per_submission.items() if r.get("error")}
+    timed_out = sorted(name for name, r in fingerprints.per_submission.items() if r.get("timed_out"))
+    counts = mistake_counts(fingerprints)
+    any_found = False
+    for function in sorted(counts):
+        c = counts[function]
+        if not c["differ"]:
+            continue
+        any_found = True
+        descriptions = fingerprints.descriptions.get(function, {})
+        for mistake, n in sorted(c["mistakes"].items(), key=lambda item: (-item[1], item[0])):
+            lines.append(f"- {function}: {_pct(n, c['of'])} ({n} of {c['of']}) match `{mistake}`: "
+                         f"{descriptions.get(mistake, '')}".rstrip(": "))
+        if c["unexplained"]:
+            lines.append(f"- {function}: {_pct(c['unexplained'], c['of'])} ({c['unexplained']} of {c['of']}) "
+                         "differ from the reference and match no catalogued mistake")
+    if not any_found:
+        lines.append("Every compared function agrees with the reference.")
+    seconds = [r["seconds"] for r in fingerprints.per_submission.values()]
+    if seconds:
+        lines += ["", f"Fingerprints took {sum(seconds) / len(seconds):.1f} s per submission on average "
+                      f"(at most {max(seconds):.1f} s); `--no-fingerprints` skips them."]
+    if timed_out:
+        lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {', '.join(timed_out)}.")
+    for name, error in sorted(failed.items()):
+        lines.append(f"Not fingerprinted: {name}: {error.strip().splitlines()[-1]}")
+    return lines

@@ -1,0 +1,145 @@
+"""batch's class report (grader/classreport.py): a synthetic class through `resource-grader batch`.
+
+The class: the reference, the stubs, and submissions each carrying one or two catalogued mistakes of flops,
+written as real modules (`planted_source`: the reference's source, then the mistake catalogue's definitions
+with the mistakes bound to the names they replace, as `pytest --mutant` swaps them in). The report must count
+exactly the planted mistakes, its histograms must be PNGs that open, and its failure rates must be those of
+the results.json files.
+"""
+
+import ast
+import csv
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.meta.suite import ROOT, grader_env
+from tests.mistakes import find_mistake
+
+pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
+
+PLANTED = {  # submission -> the flops mistakes it carries (two share one: a count of 2)
+    "dave": ["macs", "mfu_inverted"],
+    "erin": ["macs", "params_tied"],
+}
+
+
+def planted_source(problem: str, mistake_ids: list[str]) -> str:
+    """The source of a `problem` module that is the reference with the mistakes `mistake_ids` swapped in: the
+    reference's source; `ref`, a snapshot of its names (what the catalogue's `ref.` means); the catalogue's
+    imports and top-level definitions (not MISTAKES, not the reference's own names); then each replaced name
+    bound to its mistake."""
+    reference = (ROOT / "reference" / f"{problem}.py").read_text()
+    defined = {n.name for n in ast.parse(reference).body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    catalogue = (ROOT / "tests" / "mistakes" / f"{problem}.py").read_text()
+    lines = catalogue.splitlines()
+    kept = []
+    for node in ast.parse(catalogue).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("reference", "tests"):
+            continue
+        if isinstance(node, ast.Assign | ast.Expr | ast.AnnAssign):  # MISTAKES, the docstring
+            continue
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in defined:
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        kept.append("\n".join(lines[start - 1:node.end_lineno]))
+    bindings = []
+    for mistake_id in mistake_ids:
+        mistake = find_mistake(f"{problem}:{mistake_id}")
+        for name, wrong in mistake.replaces.items():
+            assert wrong.__name__ not in defined, f"{problem}:{mistake_id}: {wrong.__name__} is a reference name"
+            bindings.append(f"{name} = {wrong.__name__}  # planted: {problem}:{mistake_id}")
+    return "\n".join([reference, "", "# -- planted mistakes (tests/meta/test_class_report.py) --",
+                      "import types as _planted_types", "",
+                      "ref = _planted_types.SimpleNamespace(**dict(globals()))", "", *kept, "", *bindings, ""])
+
+
+def make_class(folder):
+    (folder / "reference").mkdir(parents=True)
+    shutil.copy(ROOT / "reference" / "flops.py", folder / "reference" / "flops.py")
+    (folder / "stubs").mkdir()
+    shutil.copy(ROOT / "assignment" / "flops.py", folder / "stubs" / "flops.py")
+    for name, mistakes in PLANTED.items():
+        (folder / name).mkdir()
+        (folder / name / "flops.py").write_text(planted_source("flops", mistakes))
+
+
+@pytest.fixture(scope="module")
+def batch_out(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("class")
+    make_class(tmp / "submissions")
+    out = tmp / "grades"
+    # --no-sandbox: these submissions are the reference and the catalogue's own code, nothing hostile; the
+    # sandbox is proven by tests/meta/test_hostile.py, and needs root or bubblewrap that CI may not give.
+    command = [sys.executable, "-m", "grader", "batch", str(tmp / "submissions"), "--out", str(out),
+               "--problem", "flops", "--jobs", "2", "--no-sandbox"]
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, env=grader_env(), capture_output=True, text=True, timeout=850)
+    print(f"\nbatch of {len(PLANTED) + 2} submissions (flops): {time.monotonic() - start:.0f} s")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (out / "batch.stderr").write_text(done.stderr)  # the operator's log: why a submission is `error`
+    return out
+
+
+def test_a_planted_source_is_the_mistake():
+    namespace = {}
+    exec(compile(planted_source("flops", ["macs", "mfu_inverted"]), "planted", "exec"), namespace)
+    assert namespace["matmul_flops"](4, 7, 13) == 4 * 7 * 13
+    assert namespace["mfu"](10, 1, 100) == pytest.approx(10)
+    assert namespace["transformer_param_count"] is namespace["ref"].transformer_param_count
+
+
+def test_the_report_counts_the_planted_mistakes(batch_out):
+    report = (batch_out / "report.md").read_text()
+    counted = {(m["function"], m["mistake"]): (int(m["n"]), int(m["of"])) for m in re.finditer(
+        r"^- flops\.(?P<function>\w+): \d+% \((?P<n>\d+) of (?P<of>\d+)\) match `(?P<mistake>\w+)`", report, re.M)}
+    planted = {}
+    for mistakes in PLANTED.values():
+        for mistake_id in mistakes:
+            for function in find_mistake(f"flops:{mistake_id}").replaces:
+                planted[(function, mistake_id)] = planted.get((function, mistake_id), 0) + 1
+    compared = len(PLANTED) + 1  # the reference and the planted ones; the stubs are not compared
+    for key, n in planted.items():
+        assert counted.get(key) == (n, compared), f"{key}: planted {n} of {compared}; report: {counted.get(key)}"
+    planted_ids = {m for ms in PLANTED.values() for m in ms}
+    assert {m for _, m in counted} <= planted_ids, f"the report names mistakes nobody made: {counted}"
+    assert "- flops.matmul_flops: 67% (2 of 3) match `macs`: counts multiply-accumulates" in report
+
+
+def test_the_histograms_exist_and_open(batch_out):
+    import matplotlib.image
+
+    report = (batch_out / "report.md").read_text()
+    linked = set(re.findall(r"\]\((hist_\w+\.png)\)", report))
+    assert linked == {"hist_total.png", "hist_flops.png"}
+    for name in linked:
+        image = matplotlib.image.imread(batch_out / name)
+        assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100, (name, image.shape)
+
+
+def test_the_failure_rates_add_up(batch_out):
+    import json
+
+    rows = list(csv.DictReader((batch_out / "grades.csv").open()))
+    statuses = {r["submission"]: r["status"] for r in rows}
+    assert statuses == {n: "ok" for n in ["reference", "stubs", *PLANTED]}, (batch_out / "batch.stderr").read_text()
+    failed = {}
+    for row in rows:
+        for test in json.loads((batch_out / row["submission"] / "results.json").read_text())["tests"]:
+            behaviour = test["name"].split(": ", 1)[1]
+            failed[behaviour] = failed.get(behaviour, 0) + (test["status"] != "passed")
+    report = (batch_out / "report.md").read_text()
+    table = {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in re.finditer(
+        r"^\| flops \| (.+?) \| (\d+) of (\d+) \| (\d+)% \|", report, re.M)}
+    assert set(table) == set(failed), (set(table) ^ set(failed))
+    for behaviour, (n, of, pct) in table.items():
+        assert n == failed[behaviour] and of == len(rows), (behaviour, n, failed[behaviour], of)
+        assert pct == round(100 * n / of)
+    rates = [n / of for n, of, _ in table.values()]
+    assert rates == sorted(rates, reverse=True), "worst first"
+    assert all(n >= 1 for n, _, _ in table.values()), "the stubs fail every behaviour"
+    assert sum(n for n, _, _ in table.values()) >= len(table) + 3  # and each planted submission fails some
