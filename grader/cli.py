@@ -163,7 +163,7 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
-          secret: bytes, fingerprints: bool = True) -> int:
+          secret: bytes, fingerprints: bool = False) -> int:
     """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
     own (its own uid): OUT/<name>/results.json each, OUT/grades.csv with one row per submission (a status
     column, never an aborted batch), and the class report OUT/report.md (grader/classreport.py). With
@@ -190,13 +190,13 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     found = classreport.Fingerprints()
     comparer = None
     if not fingerprints:
-        found.skipped = "--no-fingerprints"
+        found.skipped = "not asked for (`batch --fingerprints` runs each submission's functions again to count them)"
     elif not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
         found.skipped = "they need the reference and the catalogue of mistakes (the course's tree)"
     else:
         compare = importlib.import_module(KITS["compare"])
         print("resource-grader batch: the reference's and the catalogued mistakes' answers for the fingerprints "
-              "(--no-fingerprints skips them)", file=sys.stderr)
+              "(--fingerprints)", file=sys.stderr)
         comparer = compare.class_comparer([i for i in ids if i in compare.compare_inputs_problems()])
         found.descriptions = compare.mistake_descriptions(comparer)
 
@@ -270,9 +270,10 @@ def main(argv=None) -> int:
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                    help="submissions graded at once (default: half the cores; each uses two processes)")
-    b.add_argument("--no-fingerprints", dest="fingerprints", action="store_false",
-                   help="leave the catalogued mistakes out of the class report (report.md): no second run of "
-                        "each submission's functions")
+    # Opt-in: fingerprints run every submission's code a second time (another sandbox, ~10-15% more time).
+    b.add_argument("--fingerprints", action="store_true",
+                   help="count the catalogued mistakes in the class report (report.md): each submission's "
+                        "functions run again, in a sandbox, on compare's inputs")
     for command in (g, b):
         _add_common(command, Limits())
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")

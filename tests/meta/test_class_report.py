@@ -76,7 +76,7 @@ def batch_out(tmp_path_factory):
     # --no-sandbox: these submissions are the reference and the catalogue's own code, nothing hostile; the
     # sandbox is proven by tests/meta/test_hostile.py, and needs root or bubblewrap that CI may not give.
     command = [sys.executable, "-m", "grader", "batch", str(tmp / "submissions"), "--out", str(out),
-               "--problem", "flops", "--jobs", "2", "--no-sandbox"]
+               "--problem", "flops", "--jobs", "2", "--no-sandbox", "--fingerprints"]
     start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, env=grader_env(), capture_output=True, text=True, timeout=850)
     print(f"\nbatch of {len(PLANTED) + 2} submissions (flops): {time.monotonic() - start:.0f} s")
