@@ -128,8 +128,8 @@ def _stop_at_not_implemented(handle) -> None:
             return inner(*args, **kwargs)
         except NotImplementedError as error:
             shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-            error.add_note(f"Failing test case (the first example tried: a NotImplementedError is not shrunk): "
-                           f"{inner.__name__}({shown})")
+            error.add_note(f"Failing test case (the first example that raised it: a NotImplementedError is not "
+                           f"shrunk): {inner.__name__}({shown})")
             raise _NotImplementedStop(error) from error
 
     stopping._stops_at_not_implemented = True
