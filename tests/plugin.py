@@ -10,14 +10,18 @@ test) and, for expected values, the `ref` fixture (the reference, in this proces
 reference is not installed, as in the student release).
 """
 
+import functools
 import hashlib
 import importlib
 import importlib.util
+import linecache
 import os
 from pathlib import Path
 
 import hypothesis
 import pytest
+from _pytest._code.code import TerminalRepr
+from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
 from jaxtyping import install_import_hook
 
@@ -94,6 +98,90 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.differential)
         if seed is not None:
             _seed_generated_test(item, seed)
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            _stop_at_not_implemented(item.obj.hypothesis)
+        if isinstance(item, pytest.Function):
+            item.repr_failure = _short_for_not_implemented(item, item.repr_failure)
+
+
+class _NotImplementedStop(Skipped):
+    """Carries a NotImplementedError out of hypothesis at once: hypothesis re-raises a skip without shrinking
+    or replaying it (on a first run on the stubs, shrinking examples that all fail alike was half the time);
+    `pytest_pyfunc_call` below turns it back into the NotImplementedError, a failure."""
+
+    def __init__(self, error: NotImplementedError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _stop_at_not_implemented(handle) -> None:
+    """Wrap a hypothesis test's inner function (once: parametrized items share it) so that the code under
+    test raising NotImplementedError ends the test with that error and the example that raised it. Only
+    that changes: any other exception, or a pass, goes to hypothesis as before."""
+    inner = handle.inner_test
+    if getattr(inner, "_stops_at_not_implemented", False):
+        return
+
+    @functools.wraps(inner)
+    def stopping(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except NotImplementedError as error:
+            shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+            error.add_note(f"Failing test case (the first example that raised it: a NotImplementedError is not "
+                           f"shrunk): {inner.__name__}({shown})")
+            raise _NotImplementedStop(error) from error
+
+    stopping._stops_at_not_implemented = True
+    handle.inner_test = stopping
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    try:
+        return (yield)
+    except _NotImplementedStop as stop:
+        raise stop.error from None
+
+
+class _ShortRepr(TerminalRepr):
+    """A failure report of a few lines; `reprcrash` gives the short summary its "- NotImplementedError: ..."."""
+
+    def __init__(self, lines: list[str], errors: list[str], reprcrash):
+        self.lines, self.errors, self.reprcrash = lines, errors, reprcrash
+
+    def toterminal(self, tw) -> None:
+        for line in self.lines:
+            tw.line(line)
+        for line in self.errors:
+            tw.line(f"E   {line}", red=True, bold=True)
+
+
+def _short_for_not_implemented(item, repr_failure):
+    """An untouched stub's NotImplementedError, reported short: each frame's location and line, the error and
+    its notes (hypothesis' failing example). pytest's default (long) report parses each frame's whole source
+    file to show the statement, and hypothesis asks for it twice more per failing test: on the untouched
+    stubs that was a third of the run. Any other failure, or a traceback style chosen on the command line,
+    is reported as pytest would."""
+
+    def short_repr_failure(excinfo):
+        config = item.config
+        if (not excinfo.errisinstance(NotImplementedError) or config.getoption("tbstyle", "auto") != "auto"
+                or config.getoption("fulltrace", False)):
+            return repr_failure(excinfo)
+        root, lines = item.config.rootpath, []
+        for entry in item._traceback_filter(excinfo):
+            path = Path(entry.path)
+            where = path.relative_to(root) if path.is_absolute() and path.is_relative_to(root) else path
+            lines.append(f"{where}:{entry.lineno + 1}: in {entry.name}")
+            source = linecache.getline(str(path), entry.lineno + 1).strip()
+            if source:
+                lines.append(f"    {source}")
+        exc = excinfo.value
+        errors = [f"{type(exc).__name__}: {exc}", *(str(note) for note in getattr(exc, "__notes__", ()))]
+        return _ShortRepr(lines, [line for text in errors for line in text.splitlines()], excinfo._getreprcrash())
+
+    return short_repr_failure
 
 
 def _seed_generated_test(item, seed: int) -> None:
