@@ -165,7 +165,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     out = tmp / "grades"
     where = view.inside if view else str
     done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view)
+                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode, "--fingerprints"], view=view)
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
@@ -173,6 +173,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "returncode": done.returncode, "stderr": done.stderr.decode(errors="replace"),
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
+        "report": (out / "report.md").read_text() if (out / "report.md").exists() else "",
         "alive": {k: [described(pid) for pid in sandbox.processes_of(sandbox.UID_BASE + k)] for k in range(JOBS)},
         "leftovers": leftovers(view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
@@ -249,6 +250,12 @@ def test_no_attack_earns_a_point_or_leaks(corpus, case):
 def test_the_reference_keeps_full_marks_beside_the_attacks(corpus):
     assert corpus["rows"][REFERENCE]["status"] == "ok"
     assert json.loads(corpus["results"][REFERENCE])["score"] == FLOPS_POINTS, corpus["results"][REFERENCE][-3000:]
+
+
+def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
+    # --fingerprints runs each scored submission's functions again in a sandbox of its own (grader/compare.py):
+    # every check of this corpus covers that second run too
+    assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
 
 
 def test_nothing_of_the_run_is_alive_or_left_behind(corpus):
