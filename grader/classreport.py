@@ -168,7 +168,7 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
     seconds = [r["seconds"] for r in fingerprints.per_submission.values()]
     if seconds:
         lines += ["", f"Fingerprints took {sum(seconds) / len(seconds):.1f} s per submission on average "
-                      f"(at most {max(seconds):.1f} s); without `--fingerprints` they are skipped."]
+                      f"(at most {max(seconds):.1f} s; a problem passed is not run again)."]
     if timed_out:
         lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {', '.join(timed_out)}.")
     for name, error in sorted(failed.items()):

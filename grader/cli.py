@@ -30,7 +30,7 @@ from pathlib import Path
 from grader import has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
-from grader.scoring import ProblemScore, not_started, results_json, score_run, table
+from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
 
@@ -53,6 +53,7 @@ class Graded:
     text: str
     status: str
     seconds: float
+    fingerprints: dict | None = None  # grader/compare.py's fingerprint result, where they ran
 
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
@@ -69,11 +70,13 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None) -> Graded:
+                     secret: bytes | None, fingerprints=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
-    submission's modules (None: local mode, the public inputs). What went wrong on the grader's side goes to
-    the operator (stderr), never into the student's results."""
+    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/compare.py's
+    Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
+    compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
+    went wrong on the grader's side goes to the operator (stderr), never into the student's results."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
@@ -81,6 +84,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     evidence: list[str] = []
     operator: list[str] = []
     untouched: frozenset[str] = frozenset()
+    found = None
     try:
         box = Sandbox(layers, limits.submission_seconds)
         with box:
@@ -116,6 +120,14 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if run.timed_out:
                 notes.append(f"The submission's time limit ({limits.submission_seconds:g} s) was reached; "
                              "tests that had not run count as failed.")
+            elif fingerprints is not None:
+                found = _fingerprint(fingerprints, submission, scores, untouched, limits, start)
+                operator += [f"fingerprints: {found['error']}"] * bool(found["error"])
+                evidence += [f"[fingerprints] {line}" for line in found["review"]]
+                operator += ["flagged for review while fingerprinted: " + line for line in found["review"]]
+                if found["review"] and status == "ok":
+                    status = "review"
+                    notes.append(REVIEW)
     except SubmissionError as exc:
         notes.append(f"The submission could not be read: {exc}")
         status = "unreadable"
@@ -123,12 +135,33 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         notes.append(GRADER_FAILED)
         operator.append(traceback.format_exc())
         status = "error"
-    text = table(scores, notes, untouched)
+    known = known_mistakes(found)
+    text = table(scores, notes, untouched, known)
     seconds = time.monotonic() - start
-    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence), indent=1))
+    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence,
+                                                  known=known, fingerprinted=_ran(found)), indent=1))
     for line in operator:
         print(f"resource-grader [{submission}]: {line}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds)
+    return Graded(submission, scores, text, status, seconds, found)
+
+
+def _ran(found: dict | None) -> dict | None:
+    """For course staff (results.json's extra_data): what the fingerprints ran, where they ran something."""
+    if not found or not (found["ran"] or found["error"]):
+        return None
+    return {"problems": found["ran"], "seconds": round(found["seconds"], 1), "timed_out": found["timed_out"],
+            "error": bool(found["error"])}
+
+
+def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
+                 limits: Limits, start: float) -> dict:
+    """The fingerprints of the problems the submission started: those it failed run again, within what is left
+    of its time limit (at most limits.fingerprint_seconds); those it passed count as agreeing."""
+    started = [p for p in scores if p.id not in untouched]
+    failed = [p.id for p in started if not all(t.passed for t in p.tests)]
+    passed = [p.id for p in started if p.id not in failed]
+    seconds = min(limits.fingerprint_seconds, limits.submission_seconds - (time.monotonic() - start))
+    return fingerprints(submission, failed, passed, max(seconds, 1.0))
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -152,24 +185,34 @@ Course staff (not in the student release):
 """
 
 
+def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
+    """grader/compare.py's Fingerprinter for `problems` (None: all), or, where there is no reference or no
+    catalogue of mistakes (the student release), why there is none."""
+    if not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
+        return None, "they need the reference and the catalogue of mistakes (the course's tree)"
+    compare = importlib.import_module(KITS["compare"])
+    return compare.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits, up_front=up_front), None
+
+
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-          secret: bytes | None) -> int:
+          secret: bytes | None, fingerprints: bool = True) -> int:
     if not layers.sandboxed:
         print(layers.describe())
-    graded = grade_submission(submission, out, limits, problems, layers, secret)
+    found = fingerprinter(problems, layers, limits)[0] if fingerprints else None
+    graded = grade_submission(submission, out, limits, problems, layers, secret, found)
     print(graded.text)
     print(f"\nresults written to {out}")
     return EXIT_STATUS[graded.status]
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
-          secret: bytes, fingerprints: bool = False) -> int:
+          secret: bytes, fingerprints: bool = True) -> int:
     """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
     own (its own uid): OUT/<name>/results.json each, OUT/grades.csv with one row per submission (a status
     column, never an aborted batch), and the class report OUT/report.md (grader/classreport.py). With
-    `fingerprints` (and the course's tree: grader/compare.py) each scored submission's functions are also run
-    on compare's inputs, in its sandbox and within its limits, to count the catalogued mistakes the class
-    makes."""
+    `fingerprints` (and the course's tree: grader/compare.py) the functions of the problems a submission
+    failed run again on compare's inputs, in a sandbox and within its limits: its results.json names the
+    catalogued mistakes they match, and the class report counts them."""
     from tqdm import tqdm
 
     from grader import classreport
@@ -188,38 +231,29 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     chosen = [p for p in registry.PROBLEMS if not problems or p.id in problems]
     ids = [p.id for p in chosen]
     found = classreport.Fingerprints()
-    comparer = None
+    shared = None
     if not fingerprints:
-        found.skipped = "not asked for (`batch --fingerprints` runs each submission's functions again to count them)"
-    elif not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
-        found.skipped = "they need the reference and the catalogue of mistakes (the course's tree)"
+        found.skipped = "turned off (`--no-fingerprints`)"
     else:
-        compare = importlib.import_module(KITS["compare"])
-        print("resource-grader batch: the reference's and the catalogued mistakes' answers for the fingerprints "
-              "(--fingerprints)", file=sys.stderr)
-        comparer = compare.class_comparer([i for i in ids if i in compare.compare_inputs_problems()])
-        found.descriptions = compare.mistake_descriptions(comparer)
+        if has_reference():
+            print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
+                  "fingerprints", file=sys.stderr)
+        shared, found.skipped = fingerprinter(ids, layers, limits, up_front=True)
+        found.descriptions = shared.descriptions() if shared else {}
 
-    def one(submission: Path) -> tuple[Graded, dict | None]:
-        graded = grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
-                                  secret)
-        if comparer is None or graded.status not in classreport.SCORED:
-            return graded, None
-        result = compare.fingerprint(comparer, submission, layers, call_seconds=limits.call_seconds,
-                                     memory_mb=limits.worker_memory_mb, seconds=limits.submission_seconds)
-        for line in result["review"]:
-            print(f"resource-grader [{submission}]: flagged while fingerprinted: {line}", file=sys.stderr)
-        return graded, result
+    def one(submission: Path) -> Graded:
+        return grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
+                                secret, shared)
 
     rows, graded_all = [], []
     with ThreadPoolExecutor(max_workers=jobs) as pool, \
             tqdm(total=len(submissions), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
         futures = {pool.submit(one, s): s for s in submissions}  # each grading is its own processes
         for future in as_completed(futures):
-            graded, result = future.result()
+            graded = future.result()
             graded_all.append(graded)
-            if result is not None:
-                found.per_submission[graded.submission.name] = result
+            if graded.fingerprints is not None:
+                found.per_submission[graded.submission.name] = graded.fingerprints
             by_id = {p.id: round(p.score, 2) for p in graded.scores}
             rows.append([graded.submission.name, graded.status, round(sum(by_id.values()), 2),
                          *[by_id.get(i, "") for i in ids], round(graded.seconds, 1)])
@@ -270,12 +304,11 @@ def main(argv=None) -> int:
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
                    help="submissions graded at once (default: half the cores; each uses two processes)")
-    # Opt-in: fingerprints run every submission's code a second time (another sandbox, ~10-15% more time).
-    b.add_argument("--fingerprints", action="store_true",
-                   help="count the catalogued mistakes in the class report (report.md): each submission's "
-                        "functions run again, in a sandbox, on compare's inputs")
     for command in (g, b):
         _add_common(command, Limits())
+        command.add_argument("--no-fingerprints", dest="fingerprints", action="store_false",
+                             help="do not name the catalogued mistakes a failed problem's answers match (they "
+                                  "run its functions a second time, in a sandbox, on compare's inputs)")
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
     for module in kits.values():  # course staff's commands: not in the student release
@@ -302,7 +335,7 @@ def main(argv=None) -> int:
         return 2
     if options.command == "grade":
         return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
-                     secret)
+                     secret, options.fingerprints)
     if options.jobs < 1:
         parser.error("--jobs must be at least 1")
     if not layers.sandboxed and options.sandbox != "none":

@@ -210,15 +210,17 @@ class Comparer:
             self._mistake_answers[key] = [call(package, problem, entry, *x) for x in self.inputs[(problem, entry.key)]]
         return self._mistake_answers[key]
 
-    def compare(self, package, problems: list[str] | None = None, names: set | None = None) -> dict:
+    def compare(self, package, problems: list[str] | None = None, names: set | None = None,
+                until_unmatched: bool = False) -> dict:
         """The report (plain data) of `package` (a LocalPackage or the seam's IsolatedPackage) against the
         reference, with the mistakes that match it; only `problems` and the entries of the public `names`
-        where given."""
+        where given. `until_unmatched` (for fingerprints): a function stops at the first input after which
+        it has differed from the reference and no mistake can match it any more (its rows end there)."""
         report = {"examples": self.examples, "problems": [], "review": []}
         for problem in problems or self.problems:
             if getattr(package, "isolated", False):
                 package.worker.begin_test(f"compare::{problem}", problem)  # a fresh worker per problem, as graded
-            functions = [self._function(package, problem, entry) for entry in self.entries[problem]
+            functions = [self._function(package, problem, entry, until_unmatched) for entry in self.entries[problem]
                          if names is None or set(entry.names) & set(names)]
             functions += [{"function": name, "comparable": False, "reason": reason}
                           for name, reason in self.skipped[problem].items() if names is None or name in names]
@@ -227,24 +229,35 @@ class Comparer:
             report["review"] = package.worker.take_evidence()
         return report
 
-    def _function(self, package, problem: str, entry) -> dict:
+    def _function(self, package, problem: str, entry, until_unmatched: bool = False) -> dict:
         key = (problem, entry.key)
         inputs, expected = self.inputs[key], self.expected[key]
-        got = [call(package, problem, entry, *x) for x in inputs]
+        mistakes = self.mistakes(problem, entry)
+        answers = {m.id: self.mistake_answers(m, problem, entry) for m in mistakes}
+        like_reference = [m.id for m in mistakes
+                          if all(same(a, e, entry) for a, e in zip(answers[m.id], expected, strict=True))]
+        candidates = {m.id for m in mistakes} - set(like_reference)
+        got, differed = [], False
+        for i, x in enumerate(inputs):
+            got.append(call(package, problem, entry, *x))
+            differed = differed or not same(got[-1], expected[i], entry)
+            candidates = {m for m in candidates if same(got[-1], answers[m][i], entry)}
+            if until_unmatched and differed and not candidates:
+                break
+        inputs, expected = inputs[:len(got)], expected[:len(got)]
         verdicts = [same(g, e, entry) for g, e in zip(got, expected, strict=True)]
         rows = [{"input": _call_text(*x), "student": short(g), "reference": short(e), "equal": v}
                 for x, g, e, v in zip(inputs, got, expected, verdicts, strict=True)]
-        matches, closest, like_reference = [], [], []
-        for mistake in self.mistakes(problem, entry):
-            answers = self.mistake_answers(mistake, problem, entry)
-            if all(same(a, e, entry) for a, e in zip(answers, expected, strict=True)):
-                like_reference.append(mistake.id)
+        matches, closest = [], []
+        for mistake in mistakes:
+            if mistake.id in like_reference:
                 continue
-            agree = sum(same(g, a, entry) for g, a in zip(got, answers, strict=True))
+            agree = sum(same(g, a, entry) for g, a in zip(got, answers[mistake.id], strict=False))
             found = {"id": mistake.id, "description": mistake.description, "agree": agree, "of": len(inputs)}
             (matches if agree == len(inputs) else closest).append(found)
         closest.sort(key=lambda m: -m["agree"])
-        return {"function": entry.key, "comparable": True, "tolerance": entry.tolerance, "rows": rows,
+        return {"function": entry.key, "names": list(entry.names), "comparable": True, "tolerance": entry.tolerance,
+                "rows": rows,
                 "agree": sum(verdicts), "of": len(inputs),
                 "first_divergence": next((i for i, v in enumerate(verdicts) if not v), None),
                 "matches": matches, "closest": closest[:1] if not matches and closest and closest[0]["agree"] else [],
@@ -401,28 +414,42 @@ def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:
     return comparer
 
 
-def fingerprint(comparer: Comparer, submission: Path, layers, *, call_seconds: float, memory_mb: int,
-                seconds: float) -> dict:
-    """The catalogued mistakes `submission` matches, function by function (plain data for the class report):
-    its functions run as `compare` runs them (the seam's worker, in the sandbox of `layers`, each call within
-    `call_seconds` and the worker within `memory_mb`), all of it within `seconds`; the problems it left as the
-    untouched stub are not run. Never raises: what went wrong is in "error"."""
+def no_fingerprints(**fields) -> dict:
+    """A fingerprint result with nothing found (`fields` replace its defaults)."""
+    return {"functions": {}, "descriptions": {}, "problems": [], "ran": [], "error": None, "review": [],
+            "timed_out": False, "seconds": 0.0, **fields}
+
+
+def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: list[str] = (),
+                call_seconds: float, memory_mb: int, seconds: float) -> dict:
+    """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
+    output and the class report): its functions of `problems` run as `compare` runs them (the seam's worker,
+    in the sandbox of `layers`, each call within `call_seconds` and the worker within `memory_mb`), all of
+    it within `seconds`, each function until no mistake can match it; those of `agreed` (problems whose
+    every test passed) are not run and count as agreeing with the reference. Problems the comparer has no
+    inputs for are left out. Never raises: what went wrong is in "error".
+
+    "functions": "problem.function" -> {"agree": whether every input compared equalled the reference's,
+    "names": the public names it calls, "matches": the ids of the mistakes equal to it on every input, "of":
+    the inputs compared};
+    "descriptions": "problem.function" -> {id: description} of the matches; "ran": the problems run."""
     import time
     import traceback
 
     from grader import sandbox
-    from grader.scoring import not_started
     from grader.submission import SubmissionError, build_workspace
 
     start = time.monotonic()
-    result = {"functions": {}, "problems": [], "error": None, "review": [], "timed_out": False}
+    run = [p for p in problems if p in comparer.problems]
+    result = no_fingerprints(problems=run + [p for p in agreed if p in comparer.problems], ran=run)
+    for problem in agreed:
+        for entry in comparer.entries.get(problem, []):
+            result["functions"][f"{problem}.{entry.key}"] = {"agree": True, "names": list(entry.names),
+                                                             "matches": [], "of": 0}
     try:
-        with sandbox.Sandbox(layers, seconds) as box:
-            workspace = build_workspace(submission, box.private)
-            modules = workspace.modules()
-            problems = [p for p in comparer.problems if not not_started(modules.get(p, b""))]
-            result["problems"] = problems
-            if problems:
+        if run:
+            with sandbox.Sandbox(layers, seconds) as box:
+                workspace = build_workspace(submission, box.private)
                 box.expose(workspace.root)
                 from tests.seam.client import IsolatedPackage
 
@@ -430,22 +457,53 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, call_seconds: f
                                           memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()))
                 limited = _Deadline(package, seconds)
                 try:
-                    report = comparer.compare(limited, problems)
+                    report = comparer.compare(limited, run, until_unmatched=True)
                 finally:
                     package.close()
-                result["timed_out"] = limited.expired
-                result["review"] = report["review"]
-                for problem in report["problems"]:
-                    for f in problem["functions"]:
-                        if f["comparable"]:
-                            result["functions"][f"{problem['problem']}.{f['function']}"] = {
-                                "agree": f["agree"] == f["of"], "matches": [m["id"] for m in f["matches"]]}
+            result["timed_out"] = limited.expired
+            result["review"] = report["review"]
+            for problem in report["problems"]:
+                for f in problem["functions"]:
+                    if f["comparable"]:
+                        name = f"{problem['problem']}.{f['function']}"
+                        result["functions"][name] = {"agree": f["agree"] == f["of"], "names": f["names"],
+                                                     "matches": [m["id"] for m in f["matches"]], "of": f["of"]}
+                        if f["matches"]:
+                            result["descriptions"][name] = {m["id"]: m["description"] for m in f["matches"]}
     except SubmissionError as exc:
         result["error"] = f"unreadable: {exc}"
-    except Exception:  # noqa: BLE001 - one submission's failure never stops the batch
+    except Exception:  # noqa: BLE001 - a fingerprint's failure never stops a grading or a batch
         result["error"] = traceback.format_exc()
     result["seconds"] = time.monotonic() - start
     return result
+
+
+class Fingerprinter:
+    """What grading calls (grader/cli.py) to fingerprint one graded submission: `fingerprint` with the limits
+    of the grading. With `up_front` (batch) every catalogued answer of `problems` is computed now, once, for
+    the threads to share; otherwise (grade) on the first call, for the problems it is asked about."""
+
+    def __init__(self, problems: list[str], layers, limits, *, up_front: bool = False):
+        self.problems = [p for p in problems if p in compare_inputs_problems()]
+        self.layers, self.limits = layers, limits
+        self.shared = class_comparer(self.problems) if up_front and self.problems else None
+
+    def descriptions(self) -> dict:
+        return mistake_descriptions(self.shared) if self.shared else {}
+
+    def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float) -> dict:
+        run = [p for p in problems if p in self.problems]
+        if self.shared is None and not run:
+            return no_fingerprints()
+        try:
+            comparer = self.shared or Comparer(run)
+        except Exception:  # noqa: BLE001 - the grade stands without its fingerprints
+            import traceback
+
+            return no_fingerprints(error=traceback.format_exc())
+        return fingerprint(comparer, submission, self.layers, problems=run, agreed=agreed,
+                           call_seconds=self.limits.call_seconds, memory_mb=self.limits.worker_memory_mb,
+                           seconds=seconds)
 
 
 def mistake_descriptions(comparer: Comparer) -> dict:

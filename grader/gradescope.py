@@ -7,8 +7,10 @@ submission puts the upload in /autograder/submission, runs /autograder/run_autog
 /autograder/results/results.json.
 
 The zip holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given code,
-the reference, the tests but not the meta-tests or the catalogue of mistakes, the grader, pyproject.toml),
-setup.sh (from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder, and
+the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
+whose fingerprints name the catalogued mistakes a failed problem's answers match, pyproject.toml), setup.sh
+(from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
+grader/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
 the course secret as `grading-secret` (mode 0600), taken from --secret-file, $RA_GRADING_SECRET_FILE or
 $RA_GRADING_SECRET: the generated tests' inputs come from it and the submission (grader/seed.py). It is
 the only place outside the course staff's hands that the secret goes; the student release never has it.
@@ -33,20 +35,25 @@ KIT = Path(__file__).resolve().parent / "kit"
 ROOT_ENV, DEFAULT_ROOT = "RA_AUTOGRADER_ROOT", "/autograder"
 SECRET_NAME = "grading-secret"
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
-UNPACKAGED = ("tests/meta", "tests/mistakes", "tests/benchmarks", "grader/samples", "grader/compare.py",
-              "grader/compare_inputs.py")  # grading needs none of them
+UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/samples")  # grading needs none of them
 JUNK_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 SCRIPTS = ("setup.sh", "run_autograder")
 TORCH_PIN = "{torch_pin}"  # in kit/setup.sh
+GRADE_OPTIONS = "{grade_options}"  # in kit/run_autograder
+GRADE_OPTIONS_ALLOWED = ("--no-fingerprints",)  # what a course may fix in its autograder (the rest is the grader's)
 
 
 class PackageError(ValueError):
     """The autograder cannot be built (OUT exists, is not a .zip, no reference here, ...)."""
 
 
-def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT) -> list[str]:
-    """Write the autograder zip `out` (a new file ending in .zip); the names in it."""
+def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT, options: tuple[str, ...] = ()) -> list[str]:
+    """Write the autograder zip `out` (a new file ending in .zip), whose run_autograder passes `options` to
+    every grading; the names in it."""
     out = Path(out)
+    unknown = [o for o in options if o not in GRADE_OPTIONS_ALLOWED]
+    if unknown:
+        raise PackageError(f"{unknown}: an autograder can be built with {', '.join(GRADE_OPTIONS_ALLOWED)} only")
     if out.suffix != ".zip":
         raise PackageError(f"{out}: Gradescope takes a .zip; name the output OUT.zip")
     if out.exists():
@@ -62,7 +69,7 @@ def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT) -> list[str]:
             _add(z, name, path.read_bytes(), 0o644)
             names.append(name)
         _add(z, "setup.sh", setup_script(root).encode(), 0o755)
-        _add(z, "run_autograder", (KIT / "run_autograder").read_bytes(), 0o755)
+        _add(z, "run_autograder", run_script(options).encode(), 0o755)
         _add(z, SECRET_NAME, secret + b"\n", 0o600)
         names += [*SCRIPTS, SECRET_NAME]
     os.replace(partial, out)
@@ -94,6 +101,11 @@ def setup_script(root: Path = OFFICIAL_ROOT) -> str:
     if len(pins) != 1:
         raise PackageError(f"pyproject.toml: expected one exact torch pin (torch==X.Y.Z), found {pins}")
     return (KIT / "setup.sh").read_text().replace(TORCH_PIN, pins[0].replace(" ", ""))
+
+
+def run_script(options: tuple[str, ...] = ()) -> str:
+    """kit/run_autograder passing `options` to every grading."""
+    return (KIT / "run_autograder").read_text().replace(" " + GRADE_OPTIONS, "".join(" " + o for o in options))
 
 
 # -- in the container ---------------------------------------------------------------------------------
@@ -133,6 +145,8 @@ def add_parser(commands) -> None:
     g.add_argument("out", type=Path, help="the zip to write (a new file, OUT.zip)")
     g.add_argument("--secret-file", type=Path, default=None,
                    help="the course secret (default: $RA_GRADING_SECRET_FILE, else $RA_GRADING_SECRET)")
+    g.add_argument("--no-fingerprints", dest="options", action="append_const", const="--no-fingerprints",
+                   default=[], help="the autograder does not name the catalogued mistakes a student's answers match")
 
 
 def run(options) -> int:
@@ -142,7 +156,7 @@ def run(options) -> int:
         if not has_reference():
             raise PackageError("this tree has no reference/ (a student release?): the autograder needs the official "
                                "tree")
-        names = build(options.out, course_secret(options.secret_file))
+        names = build(options.out, course_secret(options.secret_file), options=tuple(options.options))
     except SecretError as exc:  # the package must carry the secret: no --local here
         print(f"resource-grader gradescope: the autograder carries the course secret, and there is none: "
               f"{str(exc).split(', or pass --local')[0]}", file=sys.stderr)

@@ -21,6 +21,7 @@ class Limits:
     call_seconds: float = 10.0  # one call into the code under test
     worker_memory_mb: int = 3072  # address space of the worker (torch alone maps ~0.6 GiB)
     test_memory_mb: int = 4096  # address space of the test process (a full grading peaks at ~1 GiB)
+    fingerprint_seconds: float = 120.0  # the second run, on compare's inputs, of the problems failed
 
 
 @dataclass

@@ -9,6 +9,7 @@ run was killed at the submission's time limit) has failed.
 """
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from grader import registry
@@ -72,6 +73,39 @@ class ProblemScore:
     @property
     def score(self) -> float:
         return sum(b.score for b in self.behaviours)
+
+
+@dataclass(frozen=True)
+class KnownMistake:
+    """A function of a submission whose answers are those of catalogued mistakes on every input compared
+    (grader/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
+
+    function: str
+    names: tuple[str, ...]
+    mistakes: dict
+    inputs: int
+
+    @property
+    def problem(self) -> str:
+        return self.function.split(".", 1)[0]
+
+    def line(self) -> str:
+        found = "; or of ".join(f"`{id}`: {description}" for id, description in self.mistakes.items())
+        return f"{self.function}: on all {self.inputs} inputs tried, your answers are those of {found}"
+
+    def explains(self, b: "BehaviourScore") -> bool:
+        """Whether a failure of `b` is one of this function's (its message names the function)."""
+        return any(re.search(rf"\b{re.escape(name)}\b", t.message) for t in b.tests if not t.passed
+                   for name in self.names)
+
+
+def known_mistakes(fingerprints: dict | None) -> list[KnownMistake]:
+    """The functions that differ from the reference and match a catalogued mistake, from a fingerprint result."""
+    if not fingerprints:
+        return []
+    return [KnownMistake(function, tuple(found["names"]), fingerprints["descriptions"][function], found["of"])
+            for function, found in sorted(fingerprints["functions"].items())
+            if not found["agree"] and found["matches"]]
 
 
 def _function(nodeid: str) -> str:
@@ -162,8 +196,13 @@ def _points(value: float) -> str:
 NAME_WIDTH = 58
 
 
-def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset()) -> str:
-    """The score table per problem, with its behaviours under it, then each failure with its counterexample. A
+KNOWN_MISTAKES = "Known mistakes (a catalogued wrong solution answers as you do on every input tried):"
+
+
+def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset(),
+          known: list[KnownMistake] = ()) -> str:
+    """The score table per problem, with its behaviours under it, the known mistakes the submission's answers
+    match (`known`), then each failure with its counterexample. A
     problem in `untouched` (its module only raises NotImplementedError, `not_started`) is one line, whatever
     its tests reported: a test that catches the stub's error and reports it as a value would otherwise list a
     failure per test, and its behaviours are all 0."""
@@ -194,6 +233,8 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
             names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
     failures = [t for t in failures if t not in unimplemented]
+    if known:
+        rows += ["", KNOWN_MISTAKES] + ["    " + k.line() for k in known]
     if failures:
         rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]
         for t in failures:
@@ -213,11 +254,12 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def behaviour_output(b: BehaviourScore, lines: int = BEHAVIOUR_OUTPUT_LINES) -> str:
-    """What Gradescope shows under a behaviour: how many of its tests passed, then each distinct failure once,
-    with the tests that failed with it."""
+def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES) -> str:
+    """What Gradescope shows under a behaviour: how many of its tests passed, the known mistakes that explain
+    its failures (`known`), then each distinct failure once, with the tests that failed with it."""
     passed = sum(t.passed for t in b.tests)
     rows = [f"{passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
+    rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:
         if not t.passed:  # a stub's NotImplementedError once, whatever example it was called on
@@ -234,26 +276,35 @@ def behaviour_output(b: BehaviourScore, lines: int = BEHAVIOUR_OUTPUT_LINES) -> 
     return "\n".join(rows)
 
 
-def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None) -> dict:
+def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,
+                 known: list[KnownMistake] = (), fingerprinted: dict | None = None) -> dict:
     """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest
-    items and their outcomes in the test's `extra_data`), the score table per problem in `output`. `review`, the
-    evidence for course staff, goes in the top-level `extra_data`, which Gradescope stores and does not show to
-    students."""
+    items and their outcomes, and the ids of the known mistakes that explain its failures, in the test's
+    `extra_data`), the score table per problem in `output`. `review`, the
+    evidence for course staff, and `fingerprinted`, what the fingerprints ran, go in the top-level `extra_data`,
+    which Gradescope stores and does not show to students."""
     tests = []
     for i, p in enumerate(scores, start=1):
         for j, b in enumerate(p.behaviours, start=1):
+            explaining = [k for k in known if k.problem == p.id and k.explains(b)]
             tests.append({
                 "name": f"{p.id}: {b.name}", "number": f"{i}.{j}", "score": round(b.score, 4),
                 "max_score": round(b.points, 4), "status": "passed" if b.passed else "failed",
-                "visibility": "visible", "output": behaviour_output(b),
-                "extra_data": {"problem": p.id, "tests": {t.name: t.status for t in b.tests}},
+                "visibility": "visible", "output": behaviour_output(b, explaining),
+                "extra_data": {"problem": p.id, "tests": {t.name: t.status for t in b.tests},
+                               **({"known_mistakes": {k.function: list(k.mistakes) for k in explaining}}
+                                  if explaining else {})},
             })
-    return {
+    results = {
         "score": round(sum(p.score for p in scores), 2),
         "execution_time": round(seconds, 1),
         "output": output,
         "visibility": "visible",
         "stdout_visibility": "visible",
         "tests": tests,
-        **({"extra_data": {"review": list(review)}} if review else {}),
     }
+    staff = {"review": list(review or []), "fingerprints": fingerprinted}
+    staff = {key: value for key, value in staff.items() if value}
+    if staff:
+        results["extra_data"] = staff
+    return results

@@ -1,13 +1,11 @@
 """batch's class report (grader/classreport.py): a synthetic class through `resource-grader batch`.
 
 The class: the reference, the stubs, and submissions each carrying one or two catalogued mistakes of flops,
-written as real modules (`planted_source`: the reference's source, then the mistake catalogue's definitions
-with the mistakes bound to the names they replace, as `pytest --mutant` swaps them in). The report must count
+written as real modules (tests/meta/suite.py's `planted_source`). The report must count
 exactly the planted mistakes, its histograms must be PNGs that open, and its failure rates must be those of
 the results.json files.
 """
 
-import ast
 import csv
 import re
 import shutil
@@ -17,7 +15,7 @@ import time
 
 import pytest
 
-from tests.meta.suite import ROOT, grader_env
+from tests.meta.suite import ROOT, grader_env, planted_source
 from tests.mistakes import find_mistake
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
@@ -26,36 +24,6 @@ PLANTED = {  # submission -> the flops mistakes it carries (two share one: a cou
     "dave": ["macs", "mfu_inverted"],
     "erin": ["macs", "params_tied"],
 }
-
-
-def planted_source(problem: str, mistake_ids: list[str]) -> str:
-    """The source of a `problem` module that is the reference with the mistakes `mistake_ids` swapped in: the
-    reference's source; `ref`, a snapshot of its names (what the catalogue's `ref.` means); the catalogue's
-    imports and top-level definitions (not MISTAKES, not the reference's own names); then each replaced name
-    bound to its mistake."""
-    reference = (ROOT / "reference" / f"{problem}.py").read_text()
-    defined = {n.name for n in ast.parse(reference).body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    catalogue = (ROOT / "tests" / "mistakes" / f"{problem}.py").read_text()
-    lines = catalogue.splitlines()
-    kept = []
-    for node in ast.parse(catalogue).body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("reference", "tests"):
-            continue
-        if isinstance(node, ast.Assign | ast.Expr | ast.AnnAssign):  # MISTAKES, the docstring
-            continue
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in defined:
-            continue
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        kept.append("\n".join(lines[start - 1:node.end_lineno]))
-    bindings = []
-    for mistake_id in mistake_ids:
-        mistake = find_mistake(f"{problem}:{mistake_id}")
-        for name, wrong in mistake.replaces.items():
-            assert wrong.__name__ not in defined, f"{problem}:{mistake_id}: {wrong.__name__} is a reference name"
-            bindings.append(f"{name} = {wrong.__name__}  # planted: {problem}:{mistake_id}")
-    return "\n".join([reference, "", "# -- planted mistakes (tests/meta/test_class_report.py) --",
-                      "import types as _planted_types", "",
-                      "ref = _planted_types.SimpleNamespace(**dict(globals()))", "", *kept, "", *bindings, ""])
 
 
 def make_class(folder):
@@ -76,7 +44,7 @@ def batch_out(tmp_path_factory):
     # --no-sandbox: these submissions are the reference and the catalogue's own code, nothing hostile; the
     # sandbox is proven by tests/meta/test_hostile.py, and needs root or bubblewrap that CI may not give.
     command = [sys.executable, "-m", "grader", "batch", str(tmp / "submissions"), "--out", str(out),
-               "--problem", "flops", "--jobs", "2", "--no-sandbox", "--fingerprints"]
+               "--problem", "flops", "--jobs", "2", "--no-sandbox"]
     start = time.monotonic()
     done = subprocess.run(command, cwd=ROOT, env=grader_env(), capture_output=True, text=True, timeout=850)
     print(f"\nbatch of {len(PLANTED) + 2} submissions (flops): {time.monotonic() - start:.0f} s")

@@ -54,11 +54,12 @@ def comparer():
 
 @pytest.fixture(scope="module")
 def fingerprints(comparer) -> dict:
-    """"problem:mistake" -> the ids compare names for the submission that makes it."""
+    """"problem:mistake" -> the ids compare names for the submission that makes it, as grading fingerprints
+    (until_unmatched: a function stops once no mistake can match it)."""
     named = {}
     for mistake in MISTAKES:
         student = LocalPackage("reference", {f"{mistake.problem}.{n}": v for n, v in mistake.replaces.items()})
-        report = comparer.compare(student, [mistake.problem], set(mistake.replaces))
+        report = comparer.compare(student, [mistake.problem], set(mistake.replaces), until_unmatched=True)
         named[f"{mistake.problem}:{mistake.id}"] = {m["id"] for f in report["problems"][0]["functions"]
                                                     if f["comparable"] for m in f["matches"]}
     return named
@@ -110,6 +111,25 @@ def test_the_reference_answers_every_entry(comparer):
         wrong = [a for a in answers if isinstance(a, compare.Raised) and a.name in ("TypeError", "AttributeError",
                                                                                       "KeyError", "NameError")]
         assert not wrong, f"{problem}.{key}: the reference raised {wrong[0]}"
+
+
+def test_a_fingerprinted_function_stops_once_no_mistake_can_match_it(comparer):
+    def unexplained(b, d, k):  # wrong, and like no catalogued mistake
+        return 7
+
+    student = LocalPackage("reference", {"flops.matmul_flops": unexplained,
+                                         "flops.mfu": flops_mistake("mfu_inverted", "mfu")})
+    full, fingerprinted = (comparer.compare(student, ["flops"], {"matmul_flops", "mfu"}, until_unmatched=until)
+                           for until in (False, True))
+    functions = [{f["function"]: f for f in r["problems"][0]["functions"]} for r in (full, fingerprinted)]
+    assert len(functions[0]["matmul_flops"]["rows"]) == EXAMPLES and not functions[0]["matmul_flops"]["matches"]
+    assert len(functions[1]["matmul_flops"]["rows"]) == 1, "its first answer rules out every mistake"
+    for f in functions:  # a matching mistake is followed to the last input
+        assert [m["id"] for m in f["mfu"]["matches"]] == ["mfu_inverted"] and f["mfu"]["of"] == EXAMPLES
+
+
+def flops_mistake(mistake_id: str, name: str):
+    return next(m for m in catalog("flops") if m.id == mistake_id).replaces[name]
 
 
 def test_inputs_are_the_same_every_run():

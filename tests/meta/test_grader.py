@@ -9,7 +9,8 @@ import zipfile
 
 import pytest
 
-from tests.meta.suite import ROOT, grader_env
+from tests.meta.suite import ROOT, grader_env, planted_source
+from tests.mistakes import find_mistake
 from tests.registry import BY_ID
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
@@ -71,11 +72,28 @@ def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):
 @pytest.mark.parametrize("breakage", ["def mfu(:", "import sys\nsys.exit(3)\n", "import os\nos._exit(7)\n"],
                          ids=["syntax-error", "sys-exit", "os-exit"])
 def test_a_module_that_does_not_import_scores_zero_with_a_reason(tmp_path, breakage):
-    results = grade(tmp_path, submission_of(tmp_path, breakage + "\n" + reference_source()))
+    results = grade(tmp_path, submission_of(tmp_path, breakage + "\n" + reference_source()), "--no-fingerprints")
     assert results["score"] == 0
     assert results["tests"] and all(t["status"] == "failed" for t in results["tests"])
     reason = results["tests"][0]["output"]
     assert any(word in reason for word in ("SyntaxError", "sys.exit(3)", "ended the process")), reason
+
+
+def test_a_catalogued_mistake_is_named_beside_the_points_it_costs(tmp_path):
+    macs = find_mistake("flops:macs")
+    source = planted_source("flops", ["macs"])
+    results = grade(tmp_path, submission_of(tmp_path, source))
+    line = f"flops.matmul_flops: on all 20 inputs tried, your answers are those of `macs`: {macs.description}"
+    assert "Known mistakes" in results["output"] and line in results["output"], results["output"][:3000]
+    explained = [t for t in results["tests"] if "known_mistakes" in t["extra_data"]]
+    assert explained, "the behaviours whose failures the mistake explains say so"
+    for test in explained:
+        assert test["status"] == "failed" and f"Known mistake: {line}" in test["output"]
+        assert test["extra_data"]["known_mistakes"] == {"flops.matmul_flops": ["macs"]}
+    assert not any("Known mistake" in t["output"] for t in results["tests"] if t not in explained)
+    (tmp_path / "off").mkdir()
+    off = grade(tmp_path / "off", submission_of(tmp_path / "off", source), "--no-fingerprints")
+    assert "Known mistake" not in json.dumps(off) and off["score"] == results["score"] < FLOPS_POINTS
 
 
 def test_an_unreadable_submission_still_writes_results(tmp_path):

@@ -21,7 +21,8 @@ import jsonschema
 import pytest
 
 from grader import gradescope
-from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
+from tests.meta.suite import GRADING_SECRET, ROOT, grader_env, planted_source
+from tests.mistakes import find_mistake
 from tests.registry import BY_ID, PROBLEMS
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
@@ -101,12 +102,23 @@ def test_the_package_holds_the_scripts_the_secret_and_no_meta_tests(autograder):
     for absent in gradescope.UNPACKAGED:
         assert not (source / absent).exists(), absent
     assert (source / "reference" / "flops.py").is_file() and (source / "tests" / "test_flops.py").is_file()
+    # the fingerprints: compare, its inputs and the catalogue of mistakes
+    assert (source / "grader" / "compare.py").is_file() and (source / "tests" / "mistakes" / "flops.py").is_file()
+    assert '-m grader.gradescope "$@"' in (source / "run_autograder").read_text()
     setup = (source / "setup.sh").read_text()
     assert "--index-url https://download.pytorch.org/whl/cpu" in setup and '"torch==2.13.0"' in setup
     assert "bubblewrap" in setup and "python3.11" in setup
     probe = subprocess.run([sys.executable, "-c", "import grader; print(grader.OFFICIAL_ROOT)"], cwd=source,
                            env={**os.environ, "PYTHONPATH": str(source)}, capture_output=True, text=True)
     assert probe.stdout.strip() == str(source), "run_autograder must grade with the packaged tree"
+
+
+def test_a_course_can_build_the_package_without_fingerprints(tmp_path):
+    assert build(tmp_path, "--no-fingerprints").returncode == 0
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as z:
+        script = z.read("run_autograder").decode()
+    assert '-m grader.gradescope --no-fingerprints "$@"' in script
+    assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
 
 
 def test_the_schema_refuses_what_gradescope_would_not_take():
@@ -140,6 +152,16 @@ def test_a_submission_that_does_not_import_scores_0_with_the_reason(autograder):
 def test_an_empty_upload_scores_0_and_says_what_is_missing(autograder):
     results = autograde(autograder, {}, "--problem", "tensors")
     assert results["score"] == 0 and "Not in the submission" in results["output"]
+
+
+def test_a_catalogued_mistake_is_named_in_the_results(autograder):
+    planted = {"roofline.py": planted_source("roofline", ["matmul_macs"])}
+    results = autograde(autograder, planted, "--problem", "roofline")
+    line = ("roofline.matmul_cost: on all 20 inputs tried, your answers are those of `matmul_macs`: "
+            + find_mistake("roofline:matmul_macs").description)
+    assert 0 < results["score"] < BY_ID["roofline"].points and line in results["output"], results["output"][-3000:]
+    assert any(f"Known mistake: {line}" in t["output"] for t in results["tests"] if t["status"] == "failed")
+    assert results["extra_data"]["fingerprints"]["problems"] == ["roofline"]
 
 
 def test_a_zip_upload_of_a_repository_folder_is_graded(autograder, tmp_path):

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader import sandbox
+from grader.scoring import not_started
 from tests.meta.suite import ROOT, grader_env
 from tests.registry import BY_ID
 
@@ -99,12 +100,16 @@ class Listener:
         self.server.close()
 
 
+def case_source(case: str, listener: str) -> str:
+    """The case's submission: the flops stub with the attack appended."""
+    attack = (HOSTILE / f"{case}.py").read_text().replace("__LISTENER__", listener)
+    return (ROOT / "assignment" / "flops.py").read_text() + "\n\n# -- the attack --\n" + attack
+
+
 def build_corpus(folder: Path, listener: str) -> None:
-    stub = (ROOT / "assignment" / "flops.py").read_text()
     for case in CASES:
         (folder / case).mkdir(parents=True)
-        attack = (HOSTILE / f"{case}.py").read_text().replace("__LISTENER__", listener)
-        (folder / case / "flops.py").write_text(stub + "\n\n# -- the attack --\n" + attack)
+        (folder / case / "flops.py").write_text(case_source(case, listener))
     (folder / REFERENCE).mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", folder / REFERENCE / "flops.py")
 
@@ -165,7 +170,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     out = tmp / "grades"
     where = view.inside if view else str
     done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode, "--fingerprints"], view=view)
+                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view)
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
@@ -253,9 +258,15 @@ def test_the_reference_keeps_full_marks_beside_the_attacks(corpus):
 
 
 def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
-    # --fingerprints runs each scored submission's functions again in a sandbox of its own (grader/compare.py):
-    # every check of this corpus covers that second run too
+    # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
+    # their own (grader/compare.py): every check of this corpus covers that second run too. An attack whose
+    # functions are all the stub's (it acts at import) is graded as not started: it is not run again.
     assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
+    for case in CASES:
+        ran = json.loads(corpus["results"][case]).get("extra_data", {}).get("fingerprints", {})
+        expected = None if not_started(case_source(case, "")) else ["flops"]
+        assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
+        assert not ran.get("error"), f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
 
 
 def test_nothing_of_the_run_is_alive_or_left_behind(corpus):

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from grader.runner import RunResult
-from grader.scoring import UNWEIGHTED, not_started, results_json, score_run, table
+from grader.scoring import KNOWN_MISTAKES, UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
 from tests.registry import BY_ID, PROBLEMS
 
@@ -146,3 +146,32 @@ def test_an_untouched_problem_is_one_line_whatever_its_tests_reported():
     assert not any(b.name in text for b in scores[0].behaviours), "an untouched problem's behaviours are all 0"
     partial = table(scores, [])
     assert "Failures" in partial  # a started problem still lists what is not a NotImplementedError
+
+
+def test_a_known_mistake_is_named_in_the_table_and_under_the_behaviours_it_explains():
+    matmul = next(b for b in BY_ID["flops"].behaviours if "test_matmul_flops_matches_flopcountermode" in b.tests)
+    other = next(b for b in BY_ID["flops"].behaviours if b is not matmul)
+    failing = {f"tests/test_flops.py::{f}" for f in (*matmul.tests, *other.tests)}
+    run = run_of("flops", every_function("flops"), failing=failing)
+    for nodeid in failing:
+        run.records[nodeid]["message"] = ("AssertionError: matmul_flops(2, 3, 4) is wrong" if nodeid.split("::")[1]
+                                          in matmul.tests else "AssertionError: training_days(1, 2) is wrong")
+    fingerprints = {"functions": {
+        "flops.matmul_flops": {"agree": False, "names": ["matmul_flops"], "matches": ["macs"], "of": 20},
+        "flops.mfu": {"agree": True, "names": ["mfu"], "matches": [], "of": 20},  # agrees: nothing to name
+        "flops.linear_flops": {"agree": False, "names": ["linear_flops"], "matches": [], "of": 1}},  # unexplained
+        "descriptions": {"flops.matmul_flops": {"macs": "counts multiply-accumulates"}}}
+    known = known_mistakes(fingerprints)
+    assert [k.function for k in known] == ["flops.matmul_flops"]
+    line = "flops.matmul_flops: on all 20 inputs tried, your answers are those of `macs`: counts multiply-accumulates"
+    scores = score_run(run)
+    text = table(scores, [], known=known)
+    assert f"{KNOWN_MISTAKES}\n    {line}" in text and text.index(KNOWN_MISTAKES) < text.index("Failures")
+    results = results_json(scores, seconds=1.0, output=text, known=known)
+    jsonschema.validate(results, SCHEMA)
+    tests = {t["name"].split(": ", 1)[1]: t for t in results["tests"]}
+    assert f"Known mistake: {line}" in tests[matmul.name]["output"]
+    assert tests[matmul.name]["extra_data"]["known_mistakes"] == {"flops.matmul_flops": ["macs"]}
+    assert "Known mistake" not in tests[other.name]["output"]
+    assert "known_mistakes" not in tests[other.name]["extra_data"]
+    assert "Known" not in table(scores, []) and known_mistakes(None) == []
