@@ -7,7 +7,9 @@
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
    runs; the target is under 10 s on 2 cores (issue 13);
 2. the grader on a full, correct submission (a copy of the reference's modules), on one core as on
-   Gradescope's default worker: wall time, score, and the peak memory of the grading's whole process tree.
+   Gradescope's default worker: wall time, score, and the peak memory of the grading's whole process tree;
+3. the same on a submission that fails every problem compare has inputs for, each with one catalogued mistake
+   planted (tests/mistakes' planted_source), with and without the fingerprints that name them (what they cost).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -61,17 +63,50 @@ def main(argv: list[str] | None = None) -> None:
         print(f"suite, untouched stubs:        {timed(pytest + ['--impl', 'assignment']):6.1f} s")
         print(f"stub suite: {stub_suite_seconds():.1f} s (a student's first `pytest` on the untouched stubs, "
               f"median of 3; target under 10 s on 2 cores; load {os.getloadavg()[0]:.1f})")
+    one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
+    where = ", one core" if one_core else ""
+    modules = {p.module: (OFFICIAL_ROOT / "reference" / f"{p.module}.py").read_text() for p in registry.PROBLEMS}
+    report(f"grader, full correct submission{where}", grade_measured(modules, one_core))
+    planted = planted_mistakes()
+    print(f"\nplanted: {', '.join(f'{p}:{m}' for p, m in planted.items())}")
+    from tests.mistakes import planted_source
+
+    modules.update({problem: planted_source(problem, [mistake]) for problem, mistake in planted.items()})
+    for options in ([], ["--no-fingerprints"]):
+        report(f"grader, one mistake in each of {len(planted)} problems{where} {' '.join(options) or '(fingerprints)'}",
+               grade_measured(modules, one_core, options))
+
+
+def planted_mistakes() -> dict[str, str]:
+    """problem -> the first catalogued mistake of it that compare can name (its functions all comparable)."""
+    from grader import compare, compare_inputs
+    from tests.mistakes import catalog
+
+    planted = {}
+    for problem in compare.compare_inputs_problems():
+        comparable = {n for e in compare_inputs.entries(problem) for n in e.names}
+        found = next((m.id for m in catalog(problem) if set(m.replaces) <= comparable), None)
+        if found:
+            planted[problem] = found
+    return planted
+
+
+def grade_measured(modules: dict[str, str], prefix: list[str], options: list[str] = ()) -> tuple["Peak", object]:
+    """`resource-grader grade --local` on a submission of `modules` (name -> source), measured; (peak, score)."""
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
         submission = Path(tmp, "submission")
         submission.mkdir()
-        for problem in registry.PROBLEMS:
-            shutil.copy(OFFICIAL_ROOT / "reference" / f"{problem.module}.py", submission)
+        for name, source in modules.items():
+            (submission / f"{name}.py").write_text(source)
         out = Path(tmp, "results.json")
-        one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
-        peak = run_measured(one_core + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
-                                          "--local"])
-        score = json.loads(out.read_text())["score"] if out.exists() else "no results.json"
-    print(f"grader, full correct submission{', one core' if one_core else ''}: {peak.seconds:6.1f} s, score {score}")
+        peak = run_measured(prefix + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
+                                      "--local", *options])
+        return peak, json.loads(out.read_text())["score"] if out.exists() else "no results.json"
+
+
+def report(what: str, measured: tuple["Peak", object]) -> None:
+    peak, score = measured
+    print(f"{what}: {peak.seconds:6.1f} s, score {score}")
     print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "
           f"Gradescope's default is {GRADESCOPE_MEMORY_MIB:.0f} MiB), {peak.rss:.0f} MiB summed RSS")
     for name, (pss, rss) in sorted(peak.by_process.items(), key=lambda item: -item[1][0]):

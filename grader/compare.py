@@ -481,22 +481,27 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
 class Fingerprinter:
     """What grading calls (grader/cli.py) to fingerprint one graded submission: `fingerprint` with the limits
     of the grading. With `up_front` (batch) every catalogued answer of `problems` is computed now, once, for
-    the threads to share; otherwise (grade) on the first call, for the problems it is asked about."""
+    the threads to share; otherwise (grade) on the first call that has something to run, for the problems it
+    is asked about: a grading that fingerprints nothing never imports torch in the grader's process."""
 
     def __init__(self, problems: list[str], layers, limits, *, up_front: bool = False):
-        self.problems = [p for p in problems if p in compare_inputs_problems()]
+        self.problems = list(problems)
         self.layers, self.limits = layers, limits
-        self.shared = class_comparer(self.problems) if up_front and self.problems else None
+        comparable = [p for p in problems if p in compare_inputs_problems()] if up_front else []
+        self.shared = class_comparer(comparable) if comparable else None
 
     def descriptions(self) -> dict:
         return mistake_descriptions(self.shared) if self.shared else {}
 
     def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float) -> dict:
         run = [p for p in problems if p in self.problems]
-        if self.shared is None and not run:
-            return no_fingerprints()
         try:
-            comparer = self.shared or Comparer(run)
+            comparer = self.shared
+            if comparer is None:
+                run = [p for p in run if p in compare_inputs_problems()]
+                if not run:
+                    return no_fingerprints()
+                comparer = Comparer(run)
         except Exception:  # noqa: BLE001 - the grade stands without its fingerprints
             import traceback
 

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from tests.meta.suite import ROOT, grader_env, planted_source
-from tests.mistakes import find_mistake
+from tests.meta.suite import ROOT, grader_env
+from tests.mistakes import find_mistake, planted_source
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
 

@@ -9,8 +9,8 @@ import zipfile
 
 import pytest
 
-from tests.meta.suite import ROOT, grader_env, planted_source
-from tests.mistakes import find_mistake
+from tests.meta.suite import ROOT, grader_env
+from tests.mistakes import find_mistake, planted_source
 from tests.registry import BY_ID
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.

@@ -21,8 +21,8 @@ import jsonschema
 import pytest
 
 from grader import gradescope
-from tests.meta.suite import GRADING_SECRET, ROOT, grader_env, planted_source
-from tests.mistakes import find_mistake
+from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
+from tests.mistakes import find_mistake, planted_source
 from tests.registry import BY_ID, PROBLEMS
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]

@@ -9,8 +9,12 @@ student sees must catch it) against the reference with the mistake swapped in, a
 The catalogs double as TA documentation of what the suite catches and what students get wrong.
 """
 
+import ast
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -38,3 +42,33 @@ def find_mistake(spec: str) -> Mistake:
             return mistake
     known = ", ".join(f"{problem}:{m.id}" for m in catalog(problem)) or "none"
     raise ValueError(f"unknown mistake {spec!r}; known for {problem!r}: {known}")
+
+
+def planted_source(problem: str, mistake_ids: list[str]) -> str:
+    """The source of a `problem` module that is the reference with the mistakes `mistake_ids` swapped in: the
+    reference's source; `ref`, a snapshot of its names (what the catalogue's `ref.` means); the catalogue's
+    imports and top-level definitions (not MISTAKES, not the reference's own names); then each replaced name
+    bound to its mistake."""
+    reference = (ROOT / "reference" / f"{problem}.py").read_text()
+    defined = {n.name for n in ast.parse(reference).body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    catalogue = (ROOT / "tests" / "mistakes" / f"{problem}.py").read_text()
+    lines = catalogue.splitlines()
+    kept = []
+    for node in ast.parse(catalogue).body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("reference", "tests"):
+            continue
+        if isinstance(node, ast.Assign | ast.Expr | ast.AnnAssign):  # MISTAKES, the docstring
+            continue
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in defined:
+            continue
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        kept.append("\n".join(lines[start - 1:node.end_lineno]))
+    bindings = []
+    for mistake_id in mistake_ids:
+        mistake = find_mistake(f"{problem}:{mistake_id}")
+        for name, wrong in mistake.replaces.items():
+            assert wrong.__name__ not in defined, f"{problem}:{mistake_id}: {wrong.__name__} is a reference name"
+            bindings.append(f"{name} = {wrong.__name__}  # planted: {problem}:{mistake_id}")
+    return "\n".join([reference, "", "# -- planted mistakes (tests/meta/test_class_report.py) --",
+                      "import types as _planted_types", "",
+                      "ref = _planted_types.SimpleNamespace(**dict(globals()))", "", *kept, "", *bindings, ""])
