@@ -36,7 +36,7 @@ reference: $(STAMP)
 	$(BIN)/pytest --impl reference --isolated -q
 
 meta: $(STAMP) sandbox
-	$(BIN)/pytest --meta tests/meta -q
+	$(BIN)/pytest --meta tests/meta -q --durations=20
 
 test: lint reference meta
 
