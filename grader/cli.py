@@ -153,15 +153,21 @@ def _ran(found: dict | None) -> dict | None:
             "error": bool(found["error"])}
 
 
+FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
+
+
 def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
                  limits: Limits, start: float) -> dict:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
-    of its time limit (at most limits.fingerprint_seconds); those it passed count as agreeing."""
+    of its time limit (at most limits.fingerprint_seconds; none where less than FINGERPRINT_MIN_SECONDS is
+    left); those it passed count as agreeing."""
     started = [p for p in scores if p.id not in untouched]
     failed = [p.id for p in started if not all(t.passed for t in p.tests)]
     passed = [p.id for p in started if p.id not in failed]
     seconds = min(limits.fingerprint_seconds, limits.submission_seconds - (time.monotonic() - start))
-    return fingerprints(submission, failed, passed, max(seconds, 1.0))
+    if seconds < FINGERPRINT_MIN_SECONDS:  # the catalogue's answers alone take longer: the limit would be passed
+        failed = []
+    return fingerprints(submission, failed, passed, seconds)
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -306,9 +312,11 @@ def main(argv=None) -> int:
                    help="submissions graded at once (default: half the cores; each uses two processes)")
     for command in (g, b):
         _add_common(command, Limits())
+        # accepted everywhere, shown only where there are fingerprints (not in the student release)
         command.add_argument("--no-fingerprints", dest="fingerprints", action="store_false",
                              help="do not name the catalogued mistakes a failed problem's answers match (they "
-                                  "run its functions a second time, in a sandbox, on compare's inputs)")
+                                  "run its functions a second time, in a sandbox, on compare's inputs)"
+                             if "compare" in kits and has_reference() else argparse.SUPPRESS)
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
     for module in kits.values():  # course staff's commands: not in the student release

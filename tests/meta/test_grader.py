@@ -125,3 +125,27 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     assert rows[1].startswith("alice,ok,") and rows[2].startswith("bob.zip,unreadable,0,")
     assert json.loads((out / "alice" / "results.json").read_text())["score"] > 0
     assert (out / "bob" / "results.json").exists()
+
+
+def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_limit():
+    import time
+
+    from grader import cli
+    from grader.runner import Limits
+    from grader.scoring import BehaviourScore, ProblemScore, TestScore
+
+    def problem(name, passed):
+        test = TestScore(f"tests/test_{name}.py::test_x", name, 1.0, passed, "passed" if passed else "failed")
+        return ProblemScore(name, name, 1, [BehaviourScore("b", 1.0, [test])])
+
+    scores = [problem("flops", False), problem("memory", True), problem("roofline", False)]
+    asked = []
+
+    def fingerprints(submission, failed, passed, seconds):
+        asked.append((failed, passed, seconds))
+
+    limits = Limits(submission_seconds=600, fingerprint_seconds=120)
+    cli._fingerprint(fingerprints, ROOT, scores, frozenset({"roofline"}), limits, time.monotonic())
+    cli._fingerprint(fingerprints, ROOT, scores, frozenset(), limits, time.monotonic() - 590)
+    assert asked[0][:2] == (["flops"], ["memory"]) and 119 < asked[0][2] <= 120  # roofline: left as the stub
+    assert asked[1][:2] == ([], ["memory"]), "10 s left: too little to fingerprint"
