@@ -144,9 +144,10 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints) -> Path
 
 
 def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
-    lines = ["Each submission's functions run on `resource-grader compare`'s inputs (tests/mistakes/ names what "
-             "they match); a function counts the submissions that had started its problem. Problems left as the "
-             "stub are not compared.", ""]
+    lines = ["The functions of each problem a submission failed run again on `resource-grader compare`'s inputs "
+             "(tests/mistakes/ names what they match); a problem it passed counts as agreeing with the reference, "
+             "and a function counts the submissions that had started its problem. Problems left as the stub are "
+             "not compared, nor submissions whose grading reached its time limit.", ""]
     failed = {name: r["error"] for name, r in fingerprints.per_submission.items() if r.get("error")}
     timed_out = sorted(name for name, r in fingerprints.per_submission.items() if r.get("timed_out"))
     counts = mistake_counts(fingerprints)

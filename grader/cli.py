@@ -141,8 +141,14 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence,
                                                   known=known, fingerprinted=_ran(found)), indent=1))
     for line in operator:
-        print(f"resource-grader [{submission}]: {line}", file=sys.stderr)
+        print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found)
+
+
+def _printable(text: str) -> str:
+    """The operator's line with control characters escaped (a submission's evidence text must not fake log lines
+    or move the terminal's cursor); the newlines of a traceback or of pytest's output stay."""
+    return "".join(c if c == "\n" or c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _ran(found: dict | None) -> dict | None:
@@ -244,8 +250,12 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         if has_reference():
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
-        shared, found.skipped = fingerprinter(ids, layers, limits, up_front=True)
-        found.descriptions = shared.descriptions() if shared else {}
+        try:
+            shared, found.skipped = fingerprinter(ids, layers, limits, up_front=True)
+            found.descriptions = shared.descriptions() if shared else {}
+        except Exception:  # noqa: BLE001 - the grades do not need them
+            shared, found.skipped = None, "the catalogue's answers could not be computed (the grader's stderr)"
+            print(f"resource-grader batch: no fingerprints:\n{traceback.format_exc()}", file=sys.stderr)
 
     def one(submission: Path) -> Graded:
         return grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,

@@ -420,6 +420,20 @@ def no_fingerprints(**fields) -> dict:
             "timed_out": False, "seconds": 0.0, **fields}
 
 
+def _without_contradictions(functions: list[dict]) -> None:
+    """Keep a function's match only where none of its entries (inputs of several kinds) contradicts it: on
+    each entry the student's answers are the mistake's, or the reference's where the mistake answers as the
+    reference does. A mistake matched on one kind of input is not named when another kind shows it is not."""
+    groups: dict[tuple, list[dict]] = {}
+    for f in functions:
+        groups.setdefault(tuple(f["names"]), []).append(f)
+    for group in groups.values():
+        allowed = set.intersection(*({m["id"] for m in f["matches"]} |
+                                     (set(f["like_reference"]) if f["agree"] == f["of"] else set()) for f in group))
+        for f in group:
+            f["matches"] = [m for m in f["matches"] if m["id"] in allowed]
+
+
 def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: list[str] = (),
                 call_seconds: float, memory_mb: int, seconds: float) -> dict:
     """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
@@ -463,6 +477,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
             result["timed_out"] = limited.expired
             result["review"] = report["review"]
             for problem in report["problems"]:
+                _without_contradictions([f for f in problem["functions"] if f["comparable"]])
                 for f in problem["functions"]:
                     if f["comparable"]:
                         name = f"{problem['problem']}.{f['function']}"

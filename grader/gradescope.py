@@ -105,7 +105,10 @@ def setup_script(root: Path = OFFICIAL_ROOT) -> str:
 
 def run_script(options: tuple[str, ...] = ()) -> str:
     """kit/run_autograder passing `options` to every grading."""
-    return (KIT / "run_autograder").read_text().replace(" " + GRADE_OPTIONS, "".join(" " + o for o in options))
+    script = (KIT / "run_autograder").read_text()
+    if script.count(" " + GRADE_OPTIONS) != 1:
+        raise PackageError(f"kit/run_autograder must hold {GRADE_OPTIONS!r} once, where the options go")
+    return script.replace(" " + GRADE_OPTIONS, "".join(" " + o for o in options))
 
 
 # -- in the container ---------------------------------------------------------------------------------

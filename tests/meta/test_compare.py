@@ -152,3 +152,17 @@ def test_the_command_compares_a_submission_in_the_worker(tmp_path):
     assert stub["agree"] == 0 and stub["first_divergence"] == 0
     assert all(r["student"] == "raises NotImplementedError" for r in stub["rows"]), stub["rows"]
     assert ">> differs" in run.stdout and "no catalogued mistake matches" in run.stdout
+
+
+def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
+    def entry(key, agree, matches, like_reference=()):
+        return {"function": key, "names": ["view_result"], "agree": 20 if agree else 3, "of": 20,
+                "matches": [{"id": m} for m in matches], "like_reference": list(like_reference)}
+
+    # M matches the slices; on the transposes the student answers as the reference, where M does not
+    contradicted = [entry("view_result (slice)", False, ["M"]), entry("view_result (transpose)", True, [])]
+    # N matches the slices and answers as the reference on the transposes, as the student does
+    consistent = [entry("view_result (slice)", False, ["N"]), entry("view_result (transpose)", True, [], ["N"])]
+    for functions in (contradicted, consistent):
+        compare._without_contradictions(functions)
+    assert contradicted[0]["matches"] == [] and consistent[0]["matches"] == [{"id": "N"}]

@@ -175,3 +175,11 @@ def test_a_known_mistake_is_named_in_the_table_and_under_the_behaviours_it_expla
     assert "Known mistake" not in tests[other.name]["output"]
     assert "known_mistakes" not in tests[other.name]["extra_data"]
     assert "Known" not in table(scores, []) and known_mistakes(None) == []
+
+
+def test_a_function_with_several_kinds_of_input_is_one_known_mistake():
+    entry = {"agree": False, "names": ["view_result"], "matches": ["M"], "of": 20}
+    fingerprints = {"functions": {"tensors.view_result (slice)": entry, "tensors.view_result (chains)": entry},
+                    "descriptions": {f"tensors.view_result ({k})": {"M": "wrong"} for k in ("slice", "chains")}}
+    (known,) = known_mistakes(fingerprints)
+    assert known.line() == "tensors.view_result: on all 40 inputs tried, your answers are those of `M`: wrong"
