@@ -149,3 +149,11 @@ def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_li
     cli._fingerprint(fingerprints, ROOT, scores, frozenset(), limits, time.monotonic() - 590)
     assert asked[0][:2] == (["flops"], ["memory"]) and 119 < asked[0][2] <= 120  # roofline: left as the stub
     assert asked[1][:2] == ([], ["memory"]), "10 s left: too little to fingerprint"
+
+
+def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path):
+    for name in ("json", "torch", "hypothesis"):  # the grader's process imports these
+        (tmp_path / f"{name}.py").write_text(f"raise SystemExit('the submission folder shadowed {name}')\n")
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=tmp_path, env=grader_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "shadowed" not in done.stderr + done.stdout, done.stderr
