@@ -10,14 +10,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.seam.cputime import WALL_FACTOR
+
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
 
 
+GRADESCOPE_TIMEOUT = 600.0  # Gradescope's default: the container is killed then, with no results.json
+MARGIN = 60.0  # for what comes before and after the run: the interpreter's start, teardown, writing the results
+
+
 @dataclass
 class Limits:
-    submission_seconds: float = 600.0  # the whole run
-    test_seconds: float = 60.0  # one test (pytest-timeout)
+    """The limits of one grading. A test's and a call's limits are seconds of the worker's own CPU time (its
+    whole process tree: tests/seam/client.py), each with a wall-clock backstop WALL_FACTOR times larger; the
+    submission's is wall-clock time, the run stopped there and what was graded kept."""
+
+    submission_seconds: float = GRADESCOPE_TIMEOUT - MARGIN  # the whole run
+    test_seconds: float = 60.0  # the calls of one test together (the backstop: pytest-timeout)
     call_seconds: float = 10.0  # one call into the code under test
     worker_memory_mb: int = 3072  # address space of the worker (torch alone maps ~0.6 GiB)
     test_memory_mb: int = 4096  # address space of the test process (a full grading peaks at ~1 GiB)
@@ -37,14 +47,18 @@ class RunResult:
 
 
 def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
-              sandbox: Path | None = None, seed: int | None = None) -> RunResult:
+              sandbox: Path | None = None, seed: int | None = None, seconds: float | None = None,
+              cpu_share=None) -> RunResult:
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
     that `sandbox`, a grader.sandbox spec file, describes), every generated test seeded from `seed` (None:
-    the profile's fixed inputs). The report is written into the workspace, which the code under test can
-    neither read nor write when it is sandboxed."""
+    the profile's fixed inputs), for at most `seconds` (default: the submission's limit): then every process
+    of the run is killed and the report read as it is. With `cpu_share` (grader/cpushare.py) the run and its
+    worker get that share of the CPUs. The report is written into the workspace, which the code under test
+    can neither read nor write when it is sandboxed."""
     report = workspace / "report.jsonl"
     options = ["--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
-               "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", f"--timeout={limits.test_seconds:g}",
+               "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
+               f"--timeout={WALL_FACTOR * limits.test_seconds:g}", f"--test-cpu-timeout={limits.test_seconds:g}",
                f"--call-timeout={limits.call_seconds:g}", f"--worker-memory-mb={limits.worker_memory_mb}",
                f"--test-memory-mb={limits.test_memory_mb}"]
     if sandbox:
@@ -60,10 +74,12 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     start = time.monotonic()
     process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    if cpu_share is not None:
+        cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
     try:
-        output, _ = process.communicate(timeout=limits.submission_seconds)
+        output, _ = process.communicate(timeout=limits.submission_seconds if seconds is None else max(seconds, 1))
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_tree(process.pid)
         output, _ = process.communicate()
         result.timed_out = True
     result.seconds = time.monotonic() - start
@@ -71,6 +87,43 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     result.log = output.decode(errors="replace")[-20_000:]
     read_report(report, result)
     return result
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL `root` and every process below it (the worker is in a session of its own): first all stopped,
+    until a search finds no new one (a stopped process starts nothing more), then all killed."""
+    stopped: set[int] = set()
+    while found := _descendants(root) - stopped:
+        for pid in found:
+            _signal(pid, signal.SIGSTOP)
+        stopped |= found
+    for pid in stopped:
+        _signal(pid, signal.SIGKILL)
+
+
+def _descendants(root: int) -> set[int]:
+    """`root` and the live processes below it."""
+    children: dict[int, list[int]] = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(pid))
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in tree:
+            tree.add(pid)
+            todo += children.get(pid, [])
+    return tree
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def read_report(report: Path, result: RunResult) -> None:

@@ -58,6 +58,9 @@ def pytest_addoption(parser):
                     help="run the code under test in a separate worker process, as the grader does")
     group.addoption("--call-timeout", type=float, default=20.0,
                     help="isolated mode: seconds one call into the code under test may take (default 20)")
+    group.addoption("--test-cpu-timeout", type=float, default=0.0,
+                    help="isolated mode: seconds of the worker's CPU time that the calls of one test may use "
+                         "together (default: no limit; pytest-timeout's --timeout is the wall-clock backstop)")
     group.addoption("--worker-memory-mb", type=int, default=0,
                     help="isolated mode: address-space limit of the worker in MiB (default: none)")
     group.addoption("--test-memory-mb", type=int, default=0,
@@ -231,7 +234,8 @@ def impl(request):
 
             sandbox = Spec.load(options.sandbox)
         package = IsolatedPackage(options.impl, ROOT, call_timeout=options.call_timeout,
-                                  memory_limit_mb=options.worker_memory_mb, sandbox=sandbox)
+                                  memory_limit_mb=options.worker_memory_mb, sandbox=sandbox,
+                                  test_cpu_seconds=options.test_cpu_timeout)
     else:
         overrides = _mutant_overrides(options.mutant) if options.mutant else None
         package = LocalPackage(options.impl, overrides)

@@ -5,6 +5,13 @@ but every call is sent to the worker as data, and every result comes back as dat
 objects here. A call that does not return within its time limit kills the worker (a fresh one starts for
 the next call); a worker that dies while importing a module marks that module broken, so later calls
 into it fail at once instead of restarting the worker again and again.
+
+Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
+own CPU time (its whole process tree, read from /proc: tests/seam/cputime.py), and all the calls of one test
+`test_cpu_seconds` together; a wall-clock backstop of WALL_FACTOR times the call's limit catches sleeps and
+deadlocks. So a slow or shared CPU never costs a correct submission a point. The worker volunteers for the
+kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a container's memory limit
+the kernel kills it, not the test process; a worker killed that way is reported in words.
 """
 
 import builtins
@@ -21,9 +28,50 @@ from pathlib import Path
 
 from tests.registry import ORACLES, PROBLEM_MODULES
 from tests.seam import codec
+from tests.seam.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
 
 MAX_EVIDENCE = 100  # reports kept per test
+POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
+OOM_SCORE_ADJ = b"1000"  # the kernel's first choice when memory runs out
+KILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)  # SIGKILL, seen directly or through bwrap's exit status
+
+
+def volunteer_for_oom() -> None:
+    """In the worker's process before it starts (Popen's preexec_fn): the kernel kills it first when memory
+    runs out. Set by a process with CAP_SYS_RESOURCE (a root grader) it is also the floor: the worker, its
+    privileges dropped, cannot lower it again."""
+    try:
+        with open("/proc/self/oom_score_adj", "wb") as f:
+            f.write(OOM_SCORE_ADJ)
+    except OSError:
+        pass
+
+
+class _Limit:
+    """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, `wall` seconds of
+    wall-clock time, whichever runs out first."""
+
+    def __init__(self, clock: CpuClock | None, cpu: float, wall: float):
+        self.clock, self.cpu_limit = clock, cpu
+        self.cpu_start = clock.read() if clock else 0.0
+        self.wall_deadline = time.monotonic() + wall
+
+    def cpu_used(self) -> float:
+        return self.clock.read() - self.cpu_start if self.clock else 0.0
+
+    def next_wait(self) -> float:
+        """Seconds to wait before looking again; 0 when the limit is reached."""
+        wall_left = self.wall_deadline - time.monotonic()
+        if wall_left <= 0:
+            return 0.0
+        if self.clock is None:
+            return wall_left
+        cpu_left = self.cpu_limit - self.cpu_used()
+        if cpu_left <= 0:
+            return 0.0
+        # the tree cannot use more CPU than the machine has cores in that time
+        return min(wall_left, max(cpu_left / (os.cpu_count() or 1), POLL_SECONDS / 10), POLL_SECONDS * 4)
 
 
 class WorkerTimeout(TimeoutError):
@@ -32,6 +80,12 @@ class WorkerTimeout(TimeoutError):
 
 class WorkerDied(RuntimeError):
     """The worker process exited (os._exit, a crash, the memory limit) instead of answering."""
+
+
+def out_of_memory(limit_mb: int) -> str:
+    allowed = memory_allowance_mb(limit_mb)
+    return ("your code used more memory than the autograder allows" + (f": {allowed} MiB" if allowed else "")
+            + " (the system stopped it)")
 
 
 def rebuild_exception(error: dict) -> Exception:
@@ -50,10 +104,13 @@ def rebuild_exception(error: dict) -> Exception:
 
 class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
-                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None):
+                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0):
         self.package, self.root = package, root
         self.sandbox = sandbox  # a grader.sandbox.Spec: the worker starts inside it
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
+        self.test_cpu_seconds = test_cpu_seconds  # all the calls of one test together (0: no limit)
+        self.test_cpu_used = 0.0
+        self.clock: CpuClock | None = None
         self.memory_limit_mb = memory_limit_mb
         self.output = collections.deque(maxlen=output_limit)  # the last bytes the code under test printed
         self.process: subprocess.Popen | None = None
@@ -77,13 +134,15 @@ class Worker:
             env, cwd = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"), root
         self.process = subprocess.Popen(
             command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=volunteer_for_oom,
         )
+        uid = self.sandbox.uid if self.sandbox and "user" in self.sandbox.layers else None
+        self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
-        deadline = time.monotonic() + self.start_timeout
-        message = self._receive(deadline, what="the worker to start")
+        limit = _Limit(None, 0, self.start_timeout)  # the official code's imports: not the submission's time
+        message = self._receive(limit, what="the worker to start")
         while self._audit(message):
-            message = self._receive(deadline, what="the worker to start")
+            message = self._receive(limit, what="the worker to start")
         if message.get("event") != "ready":
             raise WorkerDied(f"the worker did not start: {message}")
 
@@ -114,32 +173,38 @@ class Worker:
         if problem != self.current_problem:
             self.kill()
         self.current_test, self.current_problem = nodeid, problem
+        self.test_cpu_used = 0.0
 
     # -- messages -------------------------------------------------------------------------------
-    def _read(self, n: int, deadline: float, what: str) -> bytes:
+    def _read(self, n: int, limit: _Limit, what: str) -> bytes:
         """Exactly `n` bytes from the worker (never more: the next frame stays in the pipe)."""
         fd, chunks = self.process.stdout.fileno(), []
         while n:
-            remaining = deadline - time.monotonic()
-            if not (remaining > 0 and select.select([fd], [], [], remaining)[0]):
-                self.kill()
-                raise WorkerTimeout(f"timed out waiting for {what}")
+            while True:
+                wait = limit.next_wait()
+                if wait <= 0:
+                    self.kill()
+                    raise WorkerTimeout(f"timed out waiting for {what}")
+                if select.select([fd], [], [], wait)[0]:
+                    break
             chunk = os.read(fd, min(n, 1 << 20))
             if not chunk:
                 code = self.process.wait()
                 self.process = None
+                if code in KILLED:
+                    raise WorkerDied(out_of_memory(self.memory_limit_mb))
                 raise WorkerDied(f"the worker exited with code {code} while waiting for {what}")
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
 
-    def _receive(self, deadline: float, what: str, request_id: int | None = None) -> dict:
+    def _receive(self, limit: _Limit, what: str, request_id: int | None = None) -> dict:
         """The next frame, checked: within the limits, an object, and (for a request) carrying its id."""
-        (length,) = HEADER.unpack(self._read(HEADER.size, deadline, what))
+        (length,) = HEADER.unpack(self._read(HEADER.size, limit, what))
         try:
             if length > MAX_MESSAGE:
                 raise ProtocolError(f"a message of {length} bytes (at most {MAX_MESSAGE})")
-            message = parse(self._read(length, deadline, what))
+            message = parse(self._read(length, limit, what))
             if request_id is not None and message.get("id") != request_id and message.get("event") != "audit":
                 raise ProtocolError(f"a reply to request {message.get('id')!r} while waiting for {request_id}")
         except ProtocolError as exc:
@@ -156,6 +221,17 @@ class Worker:
         if len(kept) < MAX_EVIDENCE:
             kept.append(str(message.get("oracle", message.get("evidence")))[:1000])
         return True
+
+    def _within(self, limit: _Limit, used: float) -> str:
+        """What ran out: the CPU time (the code under test computed too long) or the wall clock (it waited)."""
+        if self.clock is None or used >= limit.cpu_limit:
+            return f"{self.call_timeout:g} s" + " of CPU time" * (self.clock is not None)
+        return (f"{WALL_FACTOR * self.call_timeout:g} s of wall-clock time (it used {used:.1f} s of CPU time: it "
+                f"was waiting or sleeping)")
+
+    def _test_spent(self) -> str:
+        return (f"the calls of this test into the code under test used more than {self.test_cpu_seconds:g} s of "
+                f"CPU time together (not called again in this test)")
 
     def take_evidence(self) -> list[str]:
         taken, self.evidence = self.evidence, []
@@ -176,6 +252,9 @@ class Worker:
         key = (self.current_test, what)
         if key in self.timed_out:
             raise WorkerTimeout(f"{self.timed_out[key]} (not called again in this test)")
+        test_left = self.test_cpu_seconds - self.test_cpu_used if self.test_cpu_seconds else float("inf")
+        if test_left <= 0:
+            raise WorkerTimeout(self._test_spent())
         if self.process is None:
             self._start()
         importing = None
@@ -189,10 +268,11 @@ class Worker:
         except BrokenPipeError:
             self.kill()
             raise WorkerDied(f"the worker was gone before {what}") from None
-        deadline = time.monotonic() + self.call_timeout
+        cpu = min(self.call_timeout, test_left)
+        limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout)
         try:
             while True:
-                reply = self._receive(deadline, what, self._requests)
+                reply = self._receive(limit, what, self._requests)
                 if self._audit(reply):
                     continue
                 if reply.get("event") == "importing":
@@ -203,12 +283,16 @@ class Worker:
                     continue
                 break
         except WorkerTimeout:
+            used = limit.cpu_used()
+            self.test_cpu_used += used
+            within = self._within(limit, used)
             if importing is not None:
                 self.broken_modules[importing] = (
-                    f"{self.package}/{importing}.py did not finish importing within {self.call_timeout:g} s"
-                )
+                    f"{self.package}/{importing}.py did not finish importing within {within}")
                 raise WorkerTimeout(self.broken_modules[importing]) from None
-            self.timed_out[key] = f"{what} did not return within {self.call_timeout:g} s"
+            if cpu < self.call_timeout and used >= cpu:
+                raise WorkerTimeout(self._test_spent()) from None
+            self.timed_out[key] = f"{what} did not return within {within}"
             raise WorkerTimeout(self.timed_out[key]) from None
         except WorkerDied as exc:
             if importing is not None:
@@ -216,6 +300,7 @@ class Worker:
                     f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
             raise WorkerDied(f"{what}: {exc}") from None
+        self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
             oracles = ", ".join(ORACLES.get(self.current_problem, ())) or "it"
             raise RuntimeError(f"the code under test ran the oracle it is graded against "

@@ -1,0 +1,96 @@
+"""The CPU time a worker has used, read from outside it (/proc), and what memory it is allowed.
+
+The worker is hostile: nothing it says about itself is believed. The kernel's accounting in
+/proc/<pid>/stat is: user and system time of every live process of the worker's tree (its threads
+included), plus what its exited children used (cutime, cstime: charged to the parent that reaped them).
+"""
+
+import os
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")  # /proc's unit of CPU time (1/100 s on Linux)
+# A wall-clock backstop is this many times its CPU-time limit: a worker throttled to a third of a CPU needs 3
+WALL_FACTOR = 5
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds of the process and of its reaped children), or None when it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # after "pid (comm) ": the name may hold spaces and parentheses
+    utime, stime, cutime, cstime = (int(f) for f in fields[11:15])
+    return int(fields[1]), (utime + stime + cutime + cstime) / TICK
+
+
+def _uid(pid: str) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+class CpuClock:
+    """The CPU seconds used by the process tree under `root` (and, with `uid`, by every process of that uid:
+    those that left the tree too). `read()` never goes back: a process that dies unreaped takes its time
+    with it, and a clock that went back would give a spinning worker more time."""
+
+    def __init__(self, root: int, uid: int | None = None):
+        self.root, self.uid = root, uid
+        self.highest = 0.0
+
+    def read(self) -> float:
+        stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := _stat(int(p))) is not None}
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _) in stats.items():
+            children.setdefault(parent, []).append(pid)
+        tree, todo = set(), [self.root]
+        while todo:
+            pid = todo.pop()
+            if pid in stats and pid not in tree:
+                tree.add(pid)
+                todo += children.get(pid, [])
+        if self.uid is not None:
+            tree |= {pid for pid in stats if pid not in tree and _uid(str(pid)) == self.uid}
+        self.highest = max(self.highest, sum(stats[pid][1] for pid in tree))
+        return self.highest
+
+
+def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
+    """The memory a worker may use, in MB: the smallest of its own limit and the memory cgroup limits of this
+    process (a container's, a grading's), which its worker shares; None where there is no limit."""
+    limits = [worker_limit_mb * 2**20] if worker_limit_mb else []
+    for path in _cgroup_memory_files():
+        try:
+            value = path.read_text().strip()
+        except OSError:
+            continue
+        if value.isdigit() and int(value) < 2**60:  # "max" (v2) or a huge number (v1): no limit
+            limits.append(int(value))
+    return min(limits) // 10**6 if limits else None
+
+
+def _cgroup_memory_files() -> list[Path]:
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    files = []
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "":  # cgroup v2
+            base, name = Path("/sys/fs/cgroup"), "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes"
+        else:
+            continue
+        folder = base / path.lstrip("/")
+        if not folder.is_dir():  # a container sees its own cgroup as the root of the hierarchy
+            folder = base
+        while True:  # the limits of the ancestors apply too
+            files.append(folder / name)
+            if folder == base:
+                break
+            folder = folder.parent
+    return files
