@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -28,11 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import has_reference, registry, sandbox
-from grader.runner import Limits, run_tests
+from grader.cpushare import CpuShare
+from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
+from tests.seam.cputime import WALL_FACTOR
 
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
 
@@ -70,13 +73,15 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None, fingerprints=None) -> Graded:
+                     secret: bytes | None, fingerprints=None, cpu_share=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
     submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/compare.py's
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
-    went wrong on the grader's side goes to the operator (stderr), never into the student's results."""
+    went wrong on the grader's side goes to the operator (stderr), never into the student's results. The run
+    stops when the submission's time limit is reached, counted from here; with `cpu_share`
+    (grader/cpushare.py) it gets that share of the CPUs."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
@@ -96,7 +101,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
             untouched = frozenset(name for name, source in modules.items() if not_started(source))
             seed = None if secret is None else grading_seed(secret, modules)
-            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
+            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
+                            seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share)
         operator += box.problems
         if run.problems:
             status = "error"
@@ -257,9 +263,21 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
             shared, found.skipped = None, "the catalogue's answers could not be computed (the grader's stderr)"
             print(f"resource-grader batch: no fingerprints:\n{traceback.format_exc()}", file=sys.stderr)
 
+    cpus = len(os.sched_getaffinity(0)) / jobs
+    slots = queue.SimpleQueue()  # which of the `jobs` shares a grading takes (affinity: which cores)
+    for slot in range(jobs):
+        slots.put(slot)
+
     def one(submission: Path) -> Graded:
-        return grade_submission(submission, out / submission.stem / "results.json", limits, problems, layers,
-                                secret, shared)
+        slot = slots.get()
+        try:
+            with CpuShare(cpus, slot) as share:
+                if slot == 0:
+                    print(f"resource-grader batch: each grading's CPU share: {share.describe()}", file=sys.stderr)
+                return grade_submission(submission, out / submission.stem / "results.json", limits, problems,
+                                        layers, secret, shared, share)
+        finally:
+            slots.put(slot)
 
     rows, graded_all = [], []
     with ThreadPoolExecutor(max_workers=jobs) as pool, \
@@ -287,10 +305,15 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
 def _add_common(command, defaults: Limits) -> None:
     command.add_argument("--problem", action="append", help="grade only this problem (repeatable)")
     command.add_argument("--time-limit", type=float, default=defaults.submission_seconds,
-                         help="seconds for one submission's whole run")
-    command.add_argument("--test-timeout", type=float, default=defaults.test_seconds, help="seconds per test")
+                         help="seconds (wall clock) for one submission's whole run: stopped there, what was graded "
+                              f"kept (default {defaults.submission_seconds:g}: a margin under Gradescope's "
+                              f"{GRADESCOPE_TIMEOUT:g} s)")
+    command.add_argument("--test-timeout", type=float, default=defaults.test_seconds,
+                         help="seconds of the worker's CPU time for the calls of one test (wall-clock backstop: "
+                              f"{WALL_FACTOR} times as long)")
     command.add_argument("--call-timeout", type=float, default=defaults.call_seconds,
-                         help="seconds per call into the submission")
+                         help="seconds of the worker's CPU time per call into the submission (wall-clock "
+                              f"backstop: {WALL_FACTOR} times as long)")
     command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
                          help="address-space limit of the worker")
     command.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto",

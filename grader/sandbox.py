@@ -29,6 +29,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -41,6 +42,7 @@ from grader import OFFICIAL_ROOT
 
 UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # gradings run as the lowest free uid from here
 UID_LOCKS = Path("/run/ra-sandbox") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir(), "ra-sandbox-locks")
+UID_TOKEN_PREFIX = "resource-accounting/sandbox-uid/"  # + uid: the abstract socket that holds a uid
 MAX_PROCESSES = 128  # processes and threads of the sandbox's uid (torch's thread pools fit in it)
 FILE_BYTES = 64 * 2**20  # the largest file the worker may write
 OPEN_FILES = 512
@@ -246,7 +248,9 @@ def _uid_problem(uid: int) -> str | None:
 
 def claim_uid() -> tuple[int, int]:
     """The lowest sandbox uid that no other grading on this machine holds, and the file descriptor of the
-    lock that holds it (released when closed, or when the grader dies)."""
+    token that holds it (released when closed, or when the grader dies). Three conditions, each enough to
+    pass a uid over: its lock file is held (graders sharing UID_LOCKS), its token is held (every grader of
+    the machine, whatever its lock folder or root: `uid_token`), a process of that uid is alive."""
     UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
     for uid in range(UID_BASE, UID_BASE + 1000):
         lock = os.open(UID_LOCKS / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
@@ -255,10 +259,28 @@ def claim_uid() -> tuple[int, int]:
         except BlockingIOError:
             os.close(lock)
             continue
+        token = uid_token(uid)
+        os.close(lock)  # the token holds the uid from here: the lock only spares a look-up
+        if token is None:
+            continue
         if _uid_problem(uid) is None and not processes_of(uid):
-            return uid, lock
-        os.close(lock)
+            return uid, token
+        os.close(token)
     raise RuntimeError(f"no free sandbox uid from {UID_BASE}")
+
+
+def uid_token(uid: int) -> int | None:
+    """A socket bound to the abstract unix address of `uid` (a name the kernel holds, with no file: the same
+    for every grader of the machine, in a chroot or not, and freed when its holder dies), or None where
+    another process holds it. A worker that shares the grader's network namespace (the user layer alone)
+    could bind such names first: that makes the uid look taken, never shared."""
+    token = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        token.bind(f"\0{UID_TOKEN_PREFIX}{uid}")
+    except OSError:
+        token.close()
+        return None
+    return token.detach()
 
 
 def _probe(layers: tuple[str, ...]) -> str | None:

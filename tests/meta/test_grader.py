@@ -2,10 +2,13 @@
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -157,3 +160,237 @@ def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path
     done = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=tmp_path, env=grader_env(),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "shadowed" not in done.stderr + done.stdout, done.stderr
+
+
+# -- limits that judge the submission, not the machine (issue 21) ---------------------------------------
+
+HOSTILE = ROOT / "tests" / "meta" / "hostile"
+
+
+class Throttle:
+    """Processes held to `cpus` of one CPU: a cgroup's CPU quota where the grader may make one, else pinned to
+    one core beside CPU hogs pinned there too (two hogs: a third of the core each)."""
+
+    def __init__(self, cpus: float):
+        from grader.cpushare import CpuShare
+
+        self.share = CpuShare(cpus)
+        self.hogs = []
+        if self.share.kind == "affinity":
+            core = min(os.sched_getaffinity(0))
+            self.share.cores = {core}
+            for _ in range(round(1 / cpus) - 1):
+                hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                os.sched_setaffinity(hog.pid, {core})
+                self.hogs.append(hog)
+
+    def add(self, pid: int) -> None:
+        self.share.add(pid)
+
+    def close(self) -> None:
+        for hog in self.hogs:
+            hog.kill()
+            hog.wait()
+        self.share.close()
+
+
+def isolated_with(tmp_path, source: str, **options):
+    """The flops stub with `source` appended, in an isolated package over a copy of the worker's files."""
+    from grader.sandbox import WORKER_FILES
+    from tests.seam.client import IsolatedPackage
+
+    for name in WORKER_FILES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, tmp_path / name)
+    flops = tmp_path / "assignment" / "flops.py"
+    flops.write_text(flops.read_text() + "\n\n" + source)
+    package = IsolatedPackage("assignment", tmp_path, **options)
+    package.worker.begin_test("test_limits::one", "flops")
+    return package
+
+
+BURNERS = '''
+import time as _time
+
+
+def burn(seconds):
+    """Computes for `seconds` of this process's CPU time."""
+    end = _time.process_time() + seconds
+    while _time.process_time() < end:
+        pass
+    return seconds
+
+
+def burn_more(seconds):
+    return burn(seconds)
+
+
+def nap(seconds):
+    _time.sleep(seconds)
+'''
+
+
+def test_a_call_is_limited_by_the_workers_cpu_time_with_a_wall_clock_backstop(tmp_path):
+    from tests.seam.client import WorkerTimeout
+
+    package = isolated_with(tmp_path, BURNERS, call_timeout=1.0, test_cpu_seconds=2.0)
+    throttle = Throttle(0.2)
+    try:
+        assert package.flops.burn(0) == 0  # the worker is up: throttle it alone
+        throttle.add(package.worker.process.pid)
+        start = time.monotonic()
+        assert package.flops.burn(0.6) == 0.6, "0.6 s of CPU time is within a 1 s limit, however slow the CPU"
+        assert time.monotonic() - start > 1.0, "at a fifth of a CPU, 0.6 s of CPU time takes 3 s"
+        with pytest.raises(WorkerTimeout, match="did not return within 1 s of CPU time"):
+            package.flops.burn(1000)
+        with pytest.raises(WorkerTimeout, match="used more than 2 s of CPU time together"):
+            package.flops.burn_more(0.6)  # 0.6 + 1 (the call above) + 0.6: past the test's 2 s
+        package.worker.begin_test("test_limits::two", "flops")
+        with pytest.raises(WorkerTimeout, match="5 s of wall-clock time"):
+            package.flops.nap(1000)
+    finally:
+        package.close()
+        throttle.close()
+
+
+def test_a_correct_submission_keeps_full_marks_on_a_third_of_a_cpu(tmp_path):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    shutil.copy(ROOT / "reference" / "tensors.py", folder / "tensors.py")
+    out = tmp_path / "results.json"
+    throttle = Throttle(1 / 3)
+    try:
+        start = time.monotonic()
+        process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out),
+                                    "--problem", "tensors", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        throttle.add(process.pid)  # the grader, its test process and its worker: all at a third of a CPU
+        output, _ = process.communicate(timeout=1200)
+        print(f"graded at a third of a CPU ({throttle.share.describe()}) in {time.monotonic() - start:.0f} s")
+    finally:
+        throttle.close()
+    results = json.loads(out.read_text())
+    assert results["score"] == BY_ID["tensors"].points, output.decode()[-3000:]
+
+
+def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):
+    folder = tmp_path / "submissions"
+    for name, source in [("hog", (ROOT / "assignment" / "flops.py").read_text() + "\n\n" +
+                          (HOSTILE / "bomb_cpu.py").read_text()), ("honest", reference_source())]:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "flops.py").write_text(source)
+    out = tmp_path / "grades"
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem",
+                           "flops", "--jobs", "2", "--no-fingerprints"], cwd=ROOT, env=grader_env(), check=False,
+                          capture_output=True, timeout=1500)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert b"each grading's CPU share" in done.stderr
+    honest = json.loads((out / "honest" / "results.json").read_text())
+    assert honest["score"] == FLOPS_POINTS, [t["output"][:500] for t in honest["tests"] if t["status"] != "passed"]
+    assert json.loads((out / "hog" / "results.json").read_text())["score"] == 0
+
+
+def test_two_graders_with_lock_folders_of_their_own_never_share_a_uid(tmp_path, monkeypatch):
+    from grader import sandbox
+
+    monkeypatch.setattr(sandbox, "UID_LOCKS", tmp_path / "first")
+    uid, token = sandbox.claim_uid()
+    other = (f"from pathlib import Path; from grader import sandbox; sandbox.UID_LOCKS = Path({str(tmp_path)!r}) / "
+             "'second'; print(sandbox.claim_uid()[0])")
+
+    def claimed_elsewhere() -> int:
+        done = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        return int(done.stdout)
+
+    try:
+        assert claimed_elsewhere() != uid, "a grader with another lock folder (a chroot's) took the same uid"
+    finally:
+        os.close(token)
+    again = sandbox.uid_token(uid)  # not claim_uid: other graders of this machine may hold lower uids by now
+    assert again is not None, "released, the uid is free again"
+    os.close(again)
+
+
+def test_the_run_stops_at_its_time_limit_and_keeps_what_was_graded(tmp_path):
+    header = 'def mfu(flops: int | float, seconds: int | float, peak_flops_per_sec: int | float) -> float:\n'
+    source = reference_source().replace(header, header + '    import time\n    time.sleep(10**6)\n')
+    start = time.monotonic()
+    results = grade(tmp_path, submission_of(tmp_path, source), "--time-limit", "45", "--no-fingerprints")
+    seconds = time.monotonic() - start
+    from grader.runner import MARGIN
+
+    assert seconds < 45 + MARGIN, "the time limit and its margin stay under Gradescope's timeout"
+    assert "time limit (45 s) was reached" in results["output"]
+    assert results["tests"], "the behaviours are all listed, those that had not run as failed"
+
+
+def test_kill_tree_kills_a_worker_in_a_session_of_its_own():
+    from grader.runner import kill_tree
+
+    code = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'while True: pass'], "
+            "start_new_session=True); time.sleep(1000)")
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    time.sleep(2)
+    from grader.runner import _descendants
+
+    tree = _descendants(parent.pid)
+    assert len(tree) == 2, tree
+    kill_tree(parent.pid)
+    parent.wait()
+    time.sleep(0.5)
+    assert not [pid for pid in tree - {parent.pid} if os.path.exists(f"/proc/{pid}") and
+                "Z" not in open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]]
+
+
+def test_the_worker_volunteers_for_the_oom_killer_and_the_grader_does_not(tmp_path):
+    package = isolated_with(tmp_path, BURNERS, call_timeout=10.0)
+    try:
+        package.flops.burn(0)
+        worker = Path(f"/proc/{package.worker.process.pid}/oom_score_adj").read_text().strip()
+        assert worker == "1000"
+        assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
+    finally:
+        package.close()
+
+
+def memory_cgroup(limit: int) -> Path | None:
+    """A memory cgroup of `limit` bytes under this process's own (v2 or v1), or None where none can be made."""
+    from grader.cpushare import _own_cgroup
+
+    for controller, name in ((None, "memory.max"), ("memory", "memory.limit_in_bytes")):
+        parent = _own_cgroup(controller)
+        if parent is None or (controller is None and "memory" not in (parent / "cgroup.controllers").read_text()):
+            continue
+        group = parent / f"ra-test-memory-{os.getpid()}"
+        try:
+            group.mkdir()
+            (group / name).write_text(str(limit))
+        except OSError:
+            continue
+        return group
+    return None
+
+
+def test_a_memory_bomb_is_told_it_used_too_much_memory(tmp_path):
+    limit_mib = 1536  # a grading of flops fits (test process and worker about 700 MiB); the bomb does not
+    group = memory_cgroup(limit_mib * 2**20)
+    if group is None:
+        pytest.skip("needs a memory cgroup (root, cgroup v1 or v2 with the memory controller)")
+    folder = submission_of(tmp_path, (ROOT / "assignment" / "flops.py").read_text() + "\n\n" +
+                           (HOSTILE / "bomb_memory.py").read_text())
+    out = tmp_path / "results.json"
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out),
+                                    "--problem", "flops", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        (group / "cgroup.procs").write_text(str(process.pid))
+        output, _ = process.communicate(timeout=900)
+    finally:
+        group.rmdir()
+    results = json.loads(out.read_text())
+    said = "\n".join(t["output"] for t in results["tests"])
+    assert f"your code used more memory than the autograder allows: {limit_mib} MiB" in said, output.decode()[-3000:]
+    assert "exited with code -9" not in said

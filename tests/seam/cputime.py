@@ -58,7 +58,7 @@ class CpuClock:
 
 
 def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
-    """The memory a worker may use, in MB: the smallest of its own limit and the memory cgroup limits of this
+    """The memory a worker may use, in MiB: the smallest of its own limit and the memory cgroup limits of this
     process (a container's, a grading's), which its worker shares; None where there is no limit."""
     limits = [worker_limit_mb * 2**20] if worker_limit_mb else []
     for path in _cgroup_memory_files():
@@ -68,7 +68,7 @@ def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
             continue
         if value.isdigit() and int(value) < 2**60:  # "max" (v2) or a huge number (v1): no limit
             limits.append(int(value))
-    return min(limits) // 10**6 if limits else None
+    return min(limits) // 2**20 if limits else None
 
 
 def _cgroup_memory_files() -> list[Path]:
