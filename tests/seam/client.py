@@ -50,28 +50,40 @@ def volunteer_for_oom() -> None:
 
 class _Limit:
     """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, `wall` seconds of
-    wall-clock time, whichever runs out first."""
+    wall-clock time, whichever runs out first. The CPU clock is read in full only when a wait has lasted as long
+    as the tree could have used its CPU time on every core, so a call that returns at once costs two quick
+    readings."""
 
     def __init__(self, clock: CpuClock | None, cpu: float, wall: float):
         self.clock, self.cpu_limit = clock, cpu
         self.cpu_start = clock.read() if clock else 0.0
-        self.wall_deadline = time.monotonic() + wall
+        now = time.monotonic()
+        self.wall_deadline = now + wall
+        self.next_check = now + self._slice(cpu)
 
-    def cpu_used(self) -> float:
-        return self.clock.read() - self.cpu_start if self.clock else 0.0
+    def cpu_used(self, full: bool = False) -> float:
+        return self.clock.read(full) - self.cpu_start if self.clock else 0.0
+
+    @staticmethod
+    def _slice(cpu_left: float) -> float:
+        # the tree cannot use more CPU time than the machine has cores in that time
+        return min(max(cpu_left / (os.cpu_count() or 1), POLL_SECONDS / 10), POLL_SECONDS * 4)
 
     def next_wait(self) -> float:
         """Seconds to wait before looking again; 0 when the limit is reached."""
-        wall_left = self.wall_deadline - time.monotonic()
+        now = time.monotonic()
+        wall_left = self.wall_deadline - now
         if wall_left <= 0:
             return 0.0
         if self.clock is None:
             return wall_left
-        cpu_left = self.cpu_limit - self.cpu_used()
+        if now < self.next_check:
+            return min(self.next_check - now, wall_left)
+        cpu_left = self.cpu_limit - self.cpu_used(full=True)
         if cpu_left <= 0:
             return 0.0
-        # the tree cannot use more CPU than the machine has cores in that time
-        return min(wall_left, max(cpu_left / (os.cpu_count() or 1), POLL_SECONDS / 10), POLL_SECONDS * 4)
+        self.next_check = now + self._slice(cpu_left)
+        return min(self.next_check - now, wall_left)
 
 
 class WorkerTimeout(TimeoutError):
@@ -145,6 +157,7 @@ class Worker:
             message = self._receive(limit, what="the worker to start")
         if message.get("event") != "ready":
             raise WorkerDied(f"the worker did not start: {message}")
+        self.clock.read(full=True)  # the worker's tree, settled: quick readings read these processes only
 
     def _drain(self, stream) -> None:
         for chunk in iter(lambda: stream.read1(4096), b""):

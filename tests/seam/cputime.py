@@ -34,14 +34,27 @@ def _uid(pid: str) -> int | None:
 class CpuClock:
     """The CPU seconds used by the process tree under `root` (and, with `uid`, by every process of that uid:
     those that left the tree too). `read()` never goes back: a process that dies unreaped takes its time
-    with it, and a clock that went back would give a spinning worker more time."""
+    with it, and a clock that went back would give a spinning worker more time.
+
+    A full reading lists every process of the machine; a quick one reads only the processes the last full
+    one found (a worker's tree is settled once it has started: one interpreter, under bwrap's two
+    processes), which is what a call that returns at once needs."""
 
     def __init__(self, root: int, uid: int | None = None):
         self.root, self.uid = root, uid
+        self.known = {root}
         self.highest = 0.0
 
-    def read(self) -> float:
-        stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := _stat(int(p))) is not None}
+    def read(self, full: bool = False) -> float:
+        if full:
+            stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := _stat(int(p))) is not None}
+            self.known = self._tree(stats)
+        else:
+            stats = {pid: s for pid in self.known if (s := _stat(pid)) is not None}
+        self.highest = max(self.highest, sum(stats[pid][1] for pid in self.known if pid in stats))
+        return self.highest
+
+    def _tree(self, stats: dict[int, tuple[int, float]]) -> set[int]:
         children: dict[int, list[int]] = {}
         for pid, (parent, _) in stats.items():
             children.setdefault(parent, []).append(pid)
@@ -53,8 +66,7 @@ class CpuClock:
                 todo += children.get(pid, [])
         if self.uid is not None:
             tree |= {pid for pid in stats if pid not in tree and _uid(str(pid)) == self.uid}
-        self.highest = max(self.highest, sum(stats[pid][1] for pid in tree))
-        return self.highest
+        return tree
 
 
 def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
