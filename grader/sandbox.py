@@ -5,8 +5,8 @@ The grader opens one `Sandbox` per submission; the test process starts every wor
 (`resource-grader doctor` says which are and why):
 
 1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps
-2. user        grader is root  a uid/gid of its own per grading (claimed under a lock, so concurrent
-                               graders never share one), no supplementary groups, at most
+2. user        grader is root  a uid/gid of its own per grading (claim_uid: no two graders of the machine
+                               ever share one), no supplementary groups, at most
                                MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
                                signal, trace or read the grader's processes, nor open its private files
 3. namespaces  bwrap works     new pid, ipc, net, uts and mount namespaces: the worker sees only the
