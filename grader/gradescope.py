@@ -48,8 +48,8 @@ class PackageError(ValueError):
 
 
 def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT, options: tuple[str, ...] = ()) -> list[str]:
-    """Write the autograder zip `out` (a new file ending in .zip), whose run_autograder passes `options` to
-    every grading; the names in it."""
+    """Write the autograder zip `out` (a new file ending in .zip, mode 0600: the course secret is in it), whose
+    run_autograder passes `options` to every grading; the names in it."""
     out = Path(out)
     unknown = [o for o in options if o not in GRADE_OPTIONS_ALLOWED]
     if unknown:
@@ -63,7 +63,10 @@ def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT, options: tuple[s
     out.parent.mkdir(parents=True, exist_ok=True)
     names = []
     partial = out.with_name(f".{out.name}.partial")
-    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+    partial.unlink(missing_ok=True)
+    # mode 0600 from its first byte: the zip holds the course secret
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f, \
+            zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
         for path in _packaged_files(root):
             name = path.relative_to(root).as_posix()
             _add(z, name, path.read_bytes(), 0o644)

@@ -37,6 +37,7 @@ pytestmark = [pytest.mark.meta, pytest.mark.timeout(3000)]
 BASE_CACHE = Path("/var/cache/resource-accounting/bookworm-minbase")
 MIRROR = "http://deb.debian.org/debian"
 WHEELS = Path("/opt/wheels")
+HOST_CA = Path("/etc/ssl/certs/ca-certificates.crt")
 DEBOOTSTRAP_SECONDS, SETUP_SECONDS, GRADE_SECONDS = 1200, 1500, 600
 CHROOT_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
               "LANG": "C.UTF-8"}
@@ -83,7 +84,8 @@ def mounted(fs: Path):
     everything unmounted on the way out."""
     uid_locks = sandbox.UID_LOCKS
     uid_locks.mkdir(parents=True, exist_ok=True)
-    plan = [(["-t", "proc", "proc"], "proc"), (["--bind", "/dev"], "dev"), (["-t", "tmpfs", "tmpfs"], "dev/shm"),
+    plan = [(["-t", "proc", "proc"], "proc"), (["--bind", "/dev"], "dev"), (["--bind", "/dev/pts"], "dev/pts"),
+            (["-t", "tmpfs", "tmpfs"], "dev/shm"),
             (["-t", "sysfs", "sysfs"], "sys"), (["--bind", str(WHEELS)], WHEELS.relative_to("/")),
             (["-o", "remount,bind,ro"], WHEELS.relative_to("/")),
             (["--bind", str(uid_locks)], Path("run", uid_locks.name))]
@@ -126,6 +128,10 @@ def image(tmp_path_factory):
         subprocess.run(["cp", "-a", "--reflink=auto", str(base), str(fs)], check=True, timeout=600)
         copied = time.monotonic() - started
         shutil.copy("/etc/resolv.conf", fs / "etc" / "resolv.conf")
+        pip_env = {}
+        if HOST_CA.is_file():  # this machine may reach PyPI through a proxy that signs with a CA of its own
+            shutil.copy(HOST_CA, fs / "etc" / "host-ca-certificates.crt")
+            pip_env["PIP_CERT"] = "/etc/host-ca-certificates.crt"
         source = fs / "autograder" / "source"
         with zipfile.ZipFile(tmp / "autograder.zip") as z:
             z.extractall(source)
@@ -135,7 +141,7 @@ def image(tmp_path_factory):
         stack.enter_context(mounted(fs))
         started = time.monotonic()
         setup = chroot(fs, "cd /autograder/source && bash ./setup.sh", SETUP_SECONDS,
-                       RA_TORCH_FIND_LINKS=str(WHEELS))
+                       RA_TORCH_FIND_LINKS=str(WHEELS), **pip_env)
         seconds = time.monotonic() - started
         print(f"\n[gradescope image] debootstrap (or the cache) {debootstrapped:.0f} s, copy {copied:.0f} s, "
               f"setup.sh {seconds:.0f} s (rc {setup.returncode})")
