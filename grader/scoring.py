@@ -170,11 +170,12 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
 
 
 WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an exception of the code under test
-# What a test raises about the code under test: its checks, the worker's limits, pytest-timeout, hypothesis
-# (several distinct failures). Any other exception raised in the test process, outside the worker, is the
-# grading code's own (an oracle that failed, a broken environment), never presented as the student's.
+# What a test raises about the code under test: its checks, the worker's limits and replies (tests/seam),
+# pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
+# outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
+# as the student's.
 STUDENT_FAILURES = {"AssertionError", "WorkerTimeout", "WorkerDied", "Failed", "ExceptionGroup", "BaseExceptionGroup",
-                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError"}
+                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError"}
 GRADER_ERROR = ("The grading code raised this error itself, outside your code (course staff are told): it may be a "
                 "problem of the grading environment, not of your submission.")
 _TOP_LEVEL_FRAME = re.compile(r'File "assignment/(\w+)\.py", line (\d+), in <module>')
@@ -349,7 +350,10 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
     for message, tests in by_message.items():
         names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])
         more = f" and {len(tests) - 4} more" if len(tests) > 4 else ""
-        rows += ["", f"{names}{more}:", _indent(_failure_text(message, MESSAGE_LINES))]
+        text = _short(message, MESSAGE_LINES)
+        if grader_error(tests[0].message):  # the whole message: a stub's key has lost the worker's note
+            text = f"{GRADER_ERROR}\n{text}"
+        rows += ["", f"{names}{more}:", _indent(text)]
     if len(rows) > lines:
         rows = rows[:lines] + [f"... ({len(rows) - lines} more lines: `resource-grader grade --local` shows all)"]
     return "\n".join(rows)

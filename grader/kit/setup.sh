@@ -107,7 +107,10 @@ mkdir "$check/submission"
 cp "$SOURCE"/reference/*.py "$check/submission/"
 say "grading the packaged reference with run_autograder (a minute or more)"
 status=0
-RA_AUTOGRADER_ROOT="$check" "$SOURCE/run_autograder" >"$check/log" 2>&1 || status=$?
+# limits far above grading's: this proves the image (interpreter, torch, sandbox), not the speed of the machine
+# that builds it, which may be shared and slower than a grading container (the limits count wall-clock time)
+RA_AUTOGRADER_ROOT="$check" "$SOURCE/run_autograder" --call-timeout 120 --test-timeout 900 --time-limit 3600 \
+  >"$check/log" 2>&1 || status=$?
 cp "$check/results/results.json" "$SOURCE/setup-check-results.json" 2>/dev/null || true
 "$PYTHON" - "$check/results/results.json" "$status" <<'EOF' || { tail -n 40 "$check/log" >&2; exit 1; }
 import json, sys

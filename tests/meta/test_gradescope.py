@@ -22,6 +22,7 @@ import jsonschema
 import pytest
 
 from grader import gradescope
+from grader.scoring import GRADER_ERROR
 from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 from tests.registry import BY_ID, PROBLEMS
@@ -205,6 +206,7 @@ def test_students_read_no_evidence_no_withheld_path_and_no_traceback(autograder)
     assert "Flagged for review by course staff" in seen
     for line in evidence:
         assert line.split("] ", 1)[-1] not in seen, line
+    assert GRADER_ERROR not in seen, "the stub's errors are the submission's"
     for staff_only in ("Traceback", "tests/mistakes", "/reference/", str(autograder), "flop_counter.py"):
         assert staff_only not in seen, staff_only
 

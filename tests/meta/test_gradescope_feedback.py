@@ -109,6 +109,9 @@ def test_an_error_of_the_grading_code_is_never_presented_as_the_students():
     assert not grader_error(AT_IMPORT) and not grader_error("AssertionError: wrong")
     assert not grader_error(f"AttributeError: 'NoneType' has no attribute 'x'\n{WORKER_NOTE} as AttributeError]")
     assert not grader_error("WorkerTimeout: the call did not return within 10 s")
+    stub = f"NotImplementedError: matmul_flops\n{WORKER_NOTE} as NotImplementedError]\n..."
+    stub_scores = scores_with("flops", stub, 2)
+    assert GRADER_ERROR not in "".join(behaviour_output(b) for b in stub_scores[0].behaviours)
     scores = scores_with("flops", ORACLE_FAILED, 1)
     failed = next(b for b in scores[0].behaviours if not b.passed)
     assert behaviour_output(failed).count(GRADER_ERROR) == 1
