@@ -6,8 +6,12 @@ Gradescope's format: a zip with `setup.sh` and `run_autograder` at its top. Grad
 submission puts the upload in /autograder/submission, runs /autograder/run_autograder, and reads
 /autograder/results/results.json.
 
-The zip holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given code,
-the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
+setup.sh installs a final Python 3.11 (never Ubuntu 22.04's release candidate: `setup.sh --check-python`) and
+the venv, and refuses to finish unless run_autograder grades the packaged reference at full marks: a broken
+image fails the build instead of grading students.
+
+The zip (mode 0600) holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given
+code, the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
 whose fingerprints name the catalogued mistakes a failed problem's answers match, pyproject.toml), setup.sh
 (from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
 grader/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
