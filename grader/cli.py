@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import has_reference, registry, sandbox
+from grader import has_reference, registry, sandbox, scoring
 from grader.cpushare import CpuShare
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
 from grader.sandbox import Layers, Sandbox
@@ -68,6 +68,8 @@ REVIEW = ("Flagged for review by course staff: while it was graded, this submiss
           "stands until they have looked.")
 LOCAL_TESTS_ONLY = ("Local tests only: the official grade adds the differential tests, which compare your answers "
                     "with the reference solution (not in this repository), so it can be lower.")
+NOTHING_UPLOADED = ("Nothing of your upload was graded: it holds none of the problem modules ({expected}: at its top, "
+                    "under assignment/, or one folder down), so every problem is graded as the untouched stub. {found}")
 SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
              "to look at; no score is given until then.")
 
@@ -89,6 +91,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     evidence: list[str] = []
     operator: list[str] = []
     untouched: frozenset[str] = frozenset()
+    missing: frozenset[str] = frozenset()
+    broken: dict[str, str] = {}  # problem -> its module does not import, in one line
+    lead: list[str] = []
     found = None
     try:
         box = Sandbox(layers, limits.submission_seconds)
@@ -100,6 +105,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
             untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
                             seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share)
@@ -110,10 +116,19 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             operator += run.problems + ["pytest's output:\n" + run.log[-3000:]]
         else:
             scores = score_run(run)
-            missing = [m for m in workspace.missing if m in {p.id for p in scores}]
-            if missing:
+            graded = {p.id for p in scores}
+            broken = {p: line for p, line in (scoring.import_errors(scores) | broken).items() if p in graded}
+            missing = frozenset(m for m in workspace.missing if m in graded)
+            if not workspace.taken:
+                seen = ", ".join(workspace.seen[:8]) + (", ..." if len(workspace.seen) > 8 else "")
+                lead.append(NOTHING_UPLOADED.format(
+                    expected=", ".join(f"{p.id}.py" for p in registry.PROBLEMS),
+                    found=f"It holds: {seen}." if seen else "It is empty (or holds no Python file)."))
+            elif missing:
                 notes.append("Not in the submission (graded as the untouched stub): "
-                             + ", ".join(f"{m}.py" for m in missing))
+                             + ", ".join(f"{m}.py" for m in sorted(missing)))
+            operator += ["an error of the grading code, not the submission's: " + line
+                         for line in scoring.grader_errors(scores)]
             if not has_reference():
                 notes.append(LOCAL_TESTS_ONLY)
             elif secret is None:
@@ -127,7 +142,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 notes.append(f"The submission's time limit ({limits.submission_seconds:g} s) was reached; "
                              "tests that had not run count as failed.")
             elif fingerprints is not None:
-                found = _fingerprint(fingerprints, submission, scores, untouched, limits, start)
+                found = _fingerprint(fingerprints, submission, scores, untouched | set(broken), limits, start)
                 operator += [f"fingerprints: {found['error']}"] * bool(found["error"])
                 evidence += [f"[fingerprints] {line}" for line in found["review"]]
                 operator += ["flagged for review while fingerprinted: " + line for line in found["review"]]
@@ -142,10 +157,12 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         operator.append(traceback.format_exc())
         status = "error"
     known = known_mistakes(found)
-    text = table(scores, notes, untouched, known)
+    sections = dict(lead=lead, missing=missing, broken=broken)
+    text = table(scores, notes, untouched, known, **sections)
+    summary = table(scores, notes, untouched, known, failures=False, **sections)  # the failures are under the tests
     seconds = time.monotonic() - start
-    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=text, review=evidence,
-                                                  known=known, fingerprinted=_ran(found)), indent=1))
+    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
+                                                  fingerprinted=_ran(found), broken=broken, missing=missing), indent=1))
     for line in operator:
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found)

@@ -6,8 +6,12 @@ Gradescope's format: a zip with `setup.sh` and `run_autograder` at its top. Grad
 submission puts the upload in /autograder/submission, runs /autograder/run_autograder, and reads
 /autograder/results/results.json.
 
-The zip holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given code,
-the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
+setup.sh installs a final Python 3.11 (never Ubuntu 22.04's release candidate: `setup.sh --check-python`) and
+the venv, and refuses to finish unless run_autograder grades the packaged reference at full marks: a broken
+image fails the build instead of grading students.
+
+The zip (mode 0600) holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given
+code, the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
 whose fingerprints name the catalogued mistakes a failed problem's answers match, pyproject.toml), setup.sh
 (from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
 grader/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
@@ -48,8 +52,8 @@ class PackageError(ValueError):
 
 
 def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT, options: tuple[str, ...] = ()) -> list[str]:
-    """Write the autograder zip `out` (a new file ending in .zip), whose run_autograder passes `options` to
-    every grading; the names in it."""
+    """Write the autograder zip `out` (a new file ending in .zip, mode 0600: the course secret is in it), whose
+    run_autograder passes `options` to every grading; the names in it."""
     out = Path(out)
     unknown = [o for o in options if o not in GRADE_OPTIONS_ALLOWED]
     if unknown:
@@ -63,7 +67,10 @@ def build(out: Path, secret: bytes, root: Path = OFFICIAL_ROOT, options: tuple[s
     out.parent.mkdir(parents=True, exist_ok=True)
     names = []
     partial = out.with_name(f".{out.name}.partial")
-    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+    partial.unlink(missing_ok=True)
+    # mode 0600 from its first byte: the zip holds the course secret
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f, \
+            zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
         for path in _packaged_files(root):
             name = path.relative_to(root).as_posix()
             _add(z, name, path.read_bytes(), 0o644)

@@ -169,6 +169,52 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
+WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an exception of the code under test
+# What a test raises about the code under test: its checks, the worker's limits and replies (tests/seam),
+# pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
+# outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
+# as the student's.
+STUDENT_FAILURES = {"AssertionError", "WorkerTimeout", "WorkerDied", "Failed", "ExceptionGroup", "BaseExceptionGroup",
+                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError"}
+GRADER_ERROR = ("The grading code raised this error itself, outside your code (course staff are told): it may be a "
+                "problem of the grading environment, not of your submission.")
+_TOP_LEVEL_FRAME = re.compile(r'File "assignment/(\w+)\.py", line (\d+), in <module>')
+
+
+def compile_errors(modules: dict[str, bytes]) -> dict[str, str]:
+    """The problem modules ({module: source}) that do not compile, each with one line naming the file, the line and
+    the error. The source is compiled, never run."""
+    found = {}
+    for module, source in modules.items():
+        try:
+            compile(source, f"{module}.py", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            found[module] = f"{module}.py, line {exc.lineno}: {type(exc).__name__}: {exc.msg}"
+        except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, nesting too deep to parse
+            found[module] = f"{module}.py: {type(exc).__name__}: {exc}"
+    return found
+
+
+def import_errors(scores: list["ProblemScore"]) -> dict[str, str]:
+    """The problem modules whose import raised in the worker (a failure whose traceback ends at the module's top
+    level), each with one line: file, line, error."""
+    modules = {p.id: p.module for p in registry.PROBLEMS}
+    found = {}
+    for t in (t for p in scores for t in p.tests if not t.passed and WORKER_NOTE in t.message):
+        frame = _TOP_LEVEL_FRAME.search(t.message)
+        if frame and frame[1] == modules.get(t.problem) and frame[1] not in found:
+            found[frame[1]] = f"{frame[1]}.py, line {frame[2]}: {t.message.strip().splitlines()[0]}"
+    return found
+
+
+def grader_error(message: str) -> bool:
+    """Whether a failure is an error of the grading code (raised in the test process, not by a check about the
+    code under test, and not by that code in the worker)."""
+    first = message.strip().split("\n", 1)[0]
+    kind = first.split(":", 1)[0].strip() if ":" in first else ""
+    return bool(kind) and kind.isidentifier() and WORKER_NOTE not in message and kind not in STUDENT_FAILURES
+
+
 def not_started(source: bytes | str) -> bool:
     """Whether every function and method of a problem module only raises NotImplementedError (after its
     docstring and, in a class, a `super().__init__(...)`): the untouched stub, or one with nothing written
@@ -210,25 +256,34 @@ KNOWN_MISTAKES = "Known mistakes (a catalogued wrong solution answers as you do 
 
 
 def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset(),
-          known: list[KnownMistake] = ()) -> str:
-    """The score table per problem, with its behaviours under it, the known mistakes the submission's answers
-    match (`known`), then each failure with its counterexample. A
-    problem in `untouched` (its module only raises NotImplementedError, `not_started`) is one line, whatever
-    its tests reported: a test that catches the stub's error and reports it as a value would otherwise list a
-    failure per test, and its behaviours are all 0."""
+          known: list[KnownMistake] = (), *, lead: list[str] = (), missing: frozenset[str] = frozenset(),
+          broken: dict[str, str] | None = None, failures: bool = True) -> str:
+    """The score table per problem, with its behaviours under it, the modules that do not import (`broken`:
+    problem -> one line), the known mistakes the submission's answers match (`known`), then, with `failures`,
+    each failure with its counterexample; `lead` first (what the student must read before anything), `notes`
+    last. A problem in `untouched` (its module only raises NotImplementedError, `not_started`), `missing` (not
+    in the upload) or `broken` is one line, whatever its tests reported: a test that catches the stub's error
+    and reports it as a value would otherwise list a failure per test, and its behaviours are all 0. A failure
+    raised by the grading code itself (`grader_error`) says so; the header's "got is yours" is for the rest."""
+    broken = broken or {}
+    one_line = untouched | missing | set(broken)
     rule = "-" * (NAME_WIDTH + 30)
-    rows = [f"{'problem / behaviour':<{NAME_WIDTH}}{'score':>15}  tests passed", rule]
+    rows = [*lead, ""] if lead else []
+    rows += [f"{'problem / behaviour':<{NAME_WIDTH}}{'score':>15}  tests passed", rule]
     for p in scores:
         passed = sum(t.passed for t in p.tests)
         rows.append(f"{p.id:<{NAME_WIDTH}}{p.score:>7.2f} / {p.points:<5}  {passed}/{len(p.tests)}")
-        for b in p.behaviours if p.id not in untouched else ():
+        for b in p.behaviours if p.id not in one_line else ():
             passed = sum(t.passed for t in b.tests)
             rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{b.score:>7.2f} / {_points(b.points):<5}  "
                         f"{passed}/{len(b.tests)}")
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += [rule, f"{'total':<{NAME_WIDTH}}{total:>7.2f} / {out_of:<5}"]
-    failures = [t for p in scores for t in p.tests if not t.passed]
-    unimplemented = [t for t in failures if t.problem in untouched or t.message.startswith("NotImplementedError")]
+    failed = [t for p in scores if p.id not in missing and p.id not in broken for t in p.tests if not t.passed]
+    unimplemented = [t for t in failed if t.problem in untouched or t.message.startswith("NotImplementedError")]
+    if broken:
+        rows += ["", "Does not import (every test that needs the module fails with this error; fix it first):"]
+        rows += ["    " + broken[p.id] for p in scores if p.id in broken]
     if unimplemented:
         rows += ["", "Not implemented yet (the stub raised NotImplementedError):"]
         for p in scores:
@@ -242,16 +297,24 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
                 continue
             names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
-    failures = [t for t in failures if t not in unimplemented]
+    failed = [t for t in failed if t not in unimplemented]
     if known:
         rows += ["", KNOWN_MISTAKES] + ["    " + k.line() for k in known]
-    if failures:
+    if failed and failures:
         rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]
-        for t in failures:
-            rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_short(t.message))]
+        for t in failed:
+            rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_failure_text(t.message))]
+    elif failed:
+        rows += ["", f"{len(failed)} failed test{'s' * (len(failed) > 1)}: each is shown under its behaviour below."]
     if notes:
         rows += [""] + notes
     return "\n".join(rows)
+
+
+def _failure_text(message: str, lines: int = MESSAGE_LINES) -> str:
+    """A failure's message, cut; one raised by the grading code itself says so first."""
+    text = _short(message, lines)
+    return f"{GRADER_ERROR}\n{text}" if grader_error(message) else text
 
 
 def _stub_name(message: str) -> str:
@@ -264,11 +327,18 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES) -> str:
+def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES,
+                     broken: str | None = None, missing: bool = False) -> str:
     """What Gradescope shows under a behaviour: how many of its tests passed, the known mistakes that explain
-    its failures (`known`), then each distinct failure once, with the tests that failed with it."""
+    its failures (`known`), then each distinct failure once, with the tests that failed with it; where the
+    problem's module does not import (`broken`, its one line) or is not in the upload (`missing`), that line
+    instead of the failures."""
     passed = sum(t.passed for t in b.tests)
     rows = [f"{passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
+    if passed < len(b.tests) and (broken or missing):
+        module = b.tests[0].problem
+        rows.append(f"Does not import: {broken}" if broken else f"{module}.py is not in your upload.")
+        return "\n".join(rows)
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:
@@ -280,27 +350,52 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
     for message, tests in by_message.items():
         names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])
         more = f" and {len(tests) - 4} more" if len(tests) > 4 else ""
-        rows += ["", f"{names}{more}:", _indent(_short(message, MESSAGE_LINES))]
+        text = _short(message, MESSAGE_LINES)
+        if grader_error(tests[0].message):  # the whole message: a stub's key has lost the worker's note
+            text = f"{GRADER_ERROR}\n{text}"
+        rows += ["", f"{names}{more}:", _indent(text)]
     if len(rows) > lines:
         rows = rows[:lines] + [f"... ({len(rows) - lines} more lines: `resource-grader grade --local` shows all)"]
     return "\n".join(rows)
 
 
+def code_block(text: str) -> str:
+    """`text` as a Markdown code block (Gradescope's `md` format): shown as written, in a fixed-width font, and
+    never read as Markdown or HTML; the fence is longer than any run of backticks in the text, so no text
+    closes it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def grader_errors(scores: list[ProblemScore]) -> list[str]:
+    """The failures raised by the grading code itself (`grader_error`), one line each: for course staff."""
+    return [f"[{t.name}] {t.message.strip().splitlines()[0]}" for p in scores for t in p.tests
+            if not t.passed and grader_error(t.message)]
+
+
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,
-                 known: list[KnownMistake] = (), fingerprinted: dict | None = None) -> dict:
+                 known: list[KnownMistake] = (), fingerprinted: dict | None = None,
+                 broken: dict[str, str] | None = None, missing: frozenset[str] = frozenset()) -> dict:
     """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest
     items and their outcomes, and the ids of the known mistakes that explain its failures, in the test's
-    `extra_data`), the score table per problem in `output`. `review`, the
-    evidence for course staff, and `fingerprinted`, what the fingerprints ran, go in the top-level `extra_data`,
-    which Gradescope stores and does not show to students."""
+    `extra_data`), `output` (the score table and the notes, without the failures: they are under each test) at
+    the top. Every text is a Markdown code block (`output_format` md), shown as written in a fixed-width font.
+    What is for course staff alone goes where Gradescope stores it without showing it to students: `review`
+    (the guard's evidence), `fingerprinted` (what the fingerprints ran) and the errors of the grading code
+    itself in the top-level `extra_data`; the grader's stdout and stderr (its operator's lines, tracebacks)
+    are hidden from students (`stdout_visibility`)."""
+    broken = broken or {}
     tests = []
     for i, p in enumerate(scores, start=1):
         for j, b in enumerate(p.behaviours, start=1):
             explaining = [k for k in known if k.problem == p.id and k.explains(b)]
+            text = behaviour_output(b, explaining, broken=broken.get(p.id), missing=p.id in missing)
             tests.append({
-                "name": f"{p.id}: {b.name}", "number": f"{i}.{j}", "score": round(b.score, 4),
-                "max_score": round(b.points, 4), "status": "passed" if b.passed else "failed",
-                "visibility": "visible", "output": behaviour_output(b, explaining),
+                "name": f"{p.id}: {b.name}", "name_format": "text", "number": f"{i}.{j}",
+                "score": round(b.score, 4), "max_score": round(b.points, 4),
+                "status": "passed" if b.passed else "failed", "visibility": "visible",
+                "output": code_block(text), "output_format": "md",
                 "extra_data": {"problem": p.id, "tests": {t.name: t.status for t in b.tests},
                                **({"known_mistakes": {k.function: list(k.mistakes) for k in explaining}}
                                   if explaining else {})},
@@ -308,12 +403,15 @@ def results_json(scores: list[ProblemScore], *, seconds: float, output: str, rev
     results = {
         "score": round(sum(p.score for p in scores), 2),
         "execution_time": round(seconds, 1),
-        "output": output,
+        "output": code_block(output) if output else "",
+        "output_format": "md",
+        "test_output_format": "md",
+        "test_name_format": "text",
         "visibility": "visible",
-        "stdout_visibility": "visible",
+        "stdout_visibility": "hidden",
         "tests": tests,
     }
-    staff = {"review": list(review or []), "fingerprints": fingerprinted}
+    staff = {"review": list(review or []), "fingerprints": fingerprinted, "grader_errors": grader_errors(scores)}
     staff = {key: value for key, value in staff.items() if value}
     if staff:
         results["extra_data"] = staff

@@ -27,6 +27,7 @@ class Workspace:
     root: Path
     taken: dict[str, str] = field(default_factory=dict)  # problem module -> where it came from
     missing: list[str] = field(default_factory=list)  # problem modules the submission lacks
+    seen: list[str] = field(default_factory=list)  # the files looked at (Python files only, in a folder)
 
     def modules(self) -> dict[str, bytes]:
         """Every problem module as graded (the submission's, or the stub where it has none): name -> bytes."""
@@ -94,6 +95,7 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
 
 
 def _take(workspace: Workspace, paths: set[PurePosixPath], read) -> None:
+    workspace.seen = sorted(map(str, paths))
     for problem in registry.PROBLEMS:
         found = _pick(paths, problem.module)
         if found is None:

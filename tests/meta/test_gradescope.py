@@ -5,7 +5,8 @@ The zip is unpacked into a temporary root (RA_AUTOGRADER_ROOT) as Gradescope unp
 and runs it. setup.sh is not run (it installs from the network): run_autograder uses this interpreter
 (RA_AUTOGRADER_PYTHON). Every results.json is validated against Gradescope's documented format
 (fixtures/gradescope_results.schema.json). One full grading (the reference, ~80 s on one core); the other
-cases grade one problem (`--problem tensors`, passed through run_autograder).
+cases grade one problem (`--problem tensors`, passed through run_autograder). test_gradescope_image.py runs
+setup.sh itself, in a bare root, and grades with the interpreter it installs.
 """
 
 import json
@@ -21,6 +22,7 @@ import jsonschema
 import pytest
 
 from grader import gradescope
+from grader.scoring import GRADER_ERROR
 from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 from tests.registry import BY_ID, PROBLEMS
@@ -106,8 +108,9 @@ def test_the_package_holds_the_scripts_the_secret_and_no_meta_tests(autograder):
     assert (source / "grader" / "compare.py").is_file() and (source / "tests" / "mistakes" / "flops.py").is_file()
     assert '-m grader.gradescope "$@"' in (source / "run_autograder").read_text()
     setup = (source / "setup.sh").read_text()
-    assert "--index-url https://download.pytorch.org/whl/cpu" in setup and '"torch==2.13.0"' in setup
-    assert "bubblewrap" in setup and "python3.11" in setup
+    assert 'TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"' in setup and 'TORCH_PIN="torch==2.13.0"' in setup
+    assert "bubblewrap" in setup and "python3.11" in setup and "deadsnakes" in setup
+    assert stat.S_IMODE(os.stat(autograder.parent / "autograder.zip").st_mode) == 0o600, "the course secret is in it"
     probe = subprocess.run([sys.executable, "-c", "import grader; print(grader.OFFICIAL_ROOT)"], cwd=source,
                            env={**os.environ, "PYTHONPATH": str(source)}, capture_output=True, text=True)
     assert probe.stdout.strip() == str(source), "run_autograder must grade with the packaged tree"
@@ -144,14 +147,68 @@ def test_the_stubs_score_0(autograder):
     assert results["score"] == 0 and results["tests"] and all(t["status"] == "failed" for t in results["tests"])
 
 
-def test_a_submission_that_does_not_import_scores_0_with_the_reason(autograder):
-    results = autograde(autograder, {"tensors.py": "def broken(:\n"}, "--problem", "tensors")
-    assert results["score"] == 0 and "SyntaxError" in results["tests"][0]["output"]
+def test_a_submission_that_does_not_import_scores_0_with_the_reason_in_one_line(autograder):
+    results = autograde(autograder, {"tensors.py": "import torch\n\ndef broken(:\n"}, "--problem", "tensors")
+    line = "tensors.py, line 3: SyntaxError: invalid syntax"
+    assert results["score"] == 0 and results["output"].count("SyntaxError") == 1 and line in results["output"]
+    for test in results["tests"]:
+        assert test["output"].count("SyntaxError") == 1 and f"Does not import: {line}" in test["output"], test
+    assert "fingerprints" not in results.get("extra_data", {}), "nothing to compare in a module that does not import"
 
 
-def test_an_empty_upload_scores_0_and_says_what_is_missing(autograder):
+def test_an_empty_upload_scores_0_and_says_so_first(autograder):
     results = autograde(autograder, {}, "--problem", "tensors")
-    assert results["score"] == 0 and "Not in the submission" in results["output"]
+    first = results["output"].split("\n")[1]  # inside the code block
+    assert results["score"] == 0 and first.startswith("Nothing of your upload was graded"), results["output"]
+    assert "It is empty" in first and "Not implemented yet" not in results["output"]
+    unrecognised = autograde(autograder, {"Tensors (1).py": "x = 1\n", "notes.txt": "hi\n"}, "--problem", "tensors")
+    first = unrecognised["output"].split("\n")[1]
+    assert first.startswith("Nothing of your upload was graded") and "It holds: Tensors (1).py." in first
+
+
+def test_setup_refuses_a_release_candidate_and_an_old_python(autograder, tmp_path):
+    """setup.sh's interpreter check (`setup.sh --check-python`), on fakes: a Python whose sys reports 3.11.0rc1 as
+    Ubuntu 22.04's python3.11 does (a real interpreter, changed by a sitecustomize), and a script that prints
+    what such an interpreter prints; then an old final release. This interpreter passes."""
+    setup = autograder / "source" / "setup.sh"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import collections, sys\n"
+        "sys.version_info = collections.namedtuple('version_info', 'major minor micro releaselevel serial')"
+        "(3, 11, 0, 'candidate', 1)\n"
+        "del sys.get_int_max_str_digits\n")
+    fakes = {"rc-python": f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n',
+             "rc-script": '#!/bin/sh\necho "3 11 0 candidate 1 0"\n',
+             "old-script": '#!/bin/sh\necho "3 10 12 final 0 1"\n'}
+    for name, script in fakes.items():
+        (tmp_path / name).write_text(script)
+        (tmp_path / name).chmod(0o755)
+        done = subprocess.run(["bash", str(setup), "--check-python", str(tmp_path / name)], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode != 0, (name, done.stderr)
+        reason = "needs 3.11 or newer" if name.startswith("old") else "3.11.0 candidate 1, a pre-release"
+        assert f"setup.sh: {tmp_path / name} is Python" in done.stderr and reason in done.stderr, done.stderr
+    done = subprocess.run(["bash", str(setup), "--check-python", sys.executable], capture_output=True, text=True)
+    assert done.returncode == 0 and "a final release" in done.stderr, done.stderr
+
+
+def test_students_read_no_evidence_no_withheld_path_and_no_traceback(autograder):
+    """A submission flagged for review (an attack of the hostile corpus that reads an oracle's source): the
+    evidence is in the top-level extra_data, which Gradescope does not show to students, and the grader's own
+    output (operator lines) is hidden; what students read carries none of it."""
+    attack = (ROOT / "tests" / "meta" / "hostile" / "audit_copy_source.py").read_text()
+    flops = (ROOT / "assignment" / "flops.py").read_text() + "\n\n" + attack
+    results = autograde(autograder, {"flops.py": flops}, "--problem", "flops")
+    evidence = results["extra_data"]["review"]
+    assert evidence and results["stdout_visibility"] == "hidden"
+    seen = "\n".join([results["output"], *(t["output"] for t in results["tests"])])
+    assert "Flagged for review by course staff" in seen
+    for line in evidence:
+        assert line.split("] ", 1)[-1] not in seen, line
+    assert GRADER_ERROR not in seen, "the stub's errors are the submission's"
+    for staff_only in ("Traceback", "tests/mistakes", "/reference/", str(autograder), "flop_counter.py"):
+        assert staff_only not in seen, staff_only
 
 
 def test_a_catalogued_mistake_is_named_in_the_results(autograder):
