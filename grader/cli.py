@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import has_reference, registry, sandbox
+from grader import copycheck, has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
@@ -113,6 +113,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             elif secret is None:
                 notes.append(LOCAL_MODE)
             evidence = run.evidence  # one line per distinct report (grader/runner.py)
+            evidence = evidence + copycheck.evidence(modules, skip=untouched)  # copies of an oracle or the reference
             if evidence:
                 status = "review"
                 notes.append(REVIEW)
