@@ -113,7 +113,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             elif secret is None:
                 notes.append(LOCAL_MODE)
             evidence = run.evidence  # one line per distinct report (grader/runner.py)
-            evidence = evidence + copycheck.evidence(modules, skip=untouched)  # copies of an oracle or the reference
+            evidence = evidence + copycheck.evidence(modules)  # copies of an oracle or of the reference
             if evidence:
                 status = "review"
                 notes.append(REVIEW)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader import copycheck
+from grader.scoring import not_started
 from tests.meta.suite import ROOT
 from tests.mistakes import catalog, planted_source
 from tests.registry import PROBLEMS
@@ -253,10 +254,15 @@ def test_the_evidence_names_the_spans_on_both_sides():
     assert first > stub("flops").count("\n"), "the span is in the pasted part, not in the stub"
 
 
-def test_untouched_modules_and_the_student_release(monkeypatch):
+def test_stubs_are_skipped_and_the_student_release_compares_the_oracles(monkeypatch):
     modules = {m: reference(m).encode() for m in MODULES}
     assert len(copycheck.evidence(modules)) == len(MODULES)  # each is the reference
-    assert copycheck.evidence(modules, skip=frozenset(MODULES)) == []
+    assert copycheck.evidence({m: stub(m).encode() for m in MODULES}) == []
+    # the stub with its functions untouched and a copy at its top level (graded as not started): read all the same
+    bodies = [f.body for f in ast.parse(pasted_part("flops")).body if isinstance(f, ast.FunctionDef) and not any(
+        isinstance(n, ast.FunctionDef | ast.ClassDef | ast.Lambda) for n in ast.walk(ast.Module(f.body, [])))]
+    copy = stub("flops") + "\n" + "\n".join(ast.unparse(ast.Module(body=b, type_ignores=[])) for b in bodies)
+    assert not_started(copy) and copycheck.evidence({"flops": copy.encode()})
     # without the reference (the student release) the oracles are still compared, the reference silently not
     monkeypatch.setattr(copycheck, "has_reference", lambda: False)
     copycheck.reference_source.cache_clear()
