@@ -3,12 +3,14 @@
 Honest code must not match: the untouched stubs, the reference against the oracles (written independently of
 them), the sample submission, and each catalogued mistake written into the stub as a student would write it
 (against the reference and the oracles). Copies must: the reference and every oracle file of a problem that
-has one renamed, reformatted, stripped of comments and docstrings, reordered, or re-emitted token by token,
-and a part of an oracle pasted below the stub. `python -m tests.meta.test_copycheck` prints the figures the
-thresholds were chosen on (the comment beside them in grader/copycheck.py).
+has one renamed, reformatted, stripped of comments and docstrings, reordered (functions, and independent
+assignments), or re-emitted token by token; a part of an oracle pasted below the stub, or below the reference's
+own module (for the oracle: the reference is code of its own). `python -m tests.meta.test_copycheck` prints
+the figures the thresholds were chosen on (the comment beside them in grader/copycheck.py).
 """
 
 import ast
+import importlib.util
 import inspect
 import io
 import time
@@ -138,7 +140,8 @@ REWRITES = {"renamed": renamed, "reordered": lambda s: renamed(reordered(s)), "r
 
 
 def pasted_part(problem_id: str, lines: int = 120) -> str:
-    """The stub with the first `lines` lines of code of the problem's largest oracle file pasted below, renamed."""
+    """The first functions and classes (about `lines` lines) of the problem's largest oracle file, renamed and laid
+    out anew: what a student pastes in."""
     source = max(copycheck.oracle_sources(problem_id), key=lambda s: len(s.tokens.text))
     text = Path(_installed(source.name)).read_text()
     tree = ast.parse(text)
@@ -151,8 +154,6 @@ def pasted_part(problem_id: str, lines: int = 120) -> str:
 
 
 def _installed(name: str) -> str:
-    import importlib.util
-
     top = importlib.util.find_spec(name.split("/")[0])
     return str(Path(top.origin).parent.parent / name)
 
