@@ -40,7 +40,7 @@ from grader import OFFICIAL_ROOT, has_reference, registry
 K = 12  # tokens per k-gram
 W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen
 # The thresholds, calibrated by tests/meta/test_copycheck.py (`python -m tests.meta.test_copycheck` prints the
-# table) on 94 honest comparisons and 104 copies. Honest: the stubs (no fingerprint of their own); the
+# table) on 317 honest comparisons and 104 copies. Honest: the stubs (no fingerprint of their own); the
 # reference against the oracles (at most 16%: adamw, 18 fingerprints, runs of 4); the sample submission against
 # the reference (45%, 48 fingerprints, a run of 11: it was written from the reference); each catalogued mistake
 # written below its stub, against the reference and the oracles (at most 71%, of 7 fingerprints; at most 17

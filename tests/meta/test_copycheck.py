@@ -298,7 +298,7 @@ def main() -> None:
         print(f"{kind[0]} {case[:50]:<50}{module:<26}{m.against:<11}{m.matched:>4}/{m.own:<4}{m.share:>7.0%}"
               f"{m.longest:>5} {flag}")
     for kind in ("honest", "copy"):
-        shares = [m.share for _, _, k, m in rows if k == kind and (kind == "copy" or m.matched >= 1)]
+        shares = [m.share for _, _, k, m in rows if k == kind]
         runs = [m.longest for _, _, k, m in rows if k == kind]
         print(f"{kind}: {len(shares)} comparisons, share min {min(shares):.0%} max {max(shares):.0%}; longest run "
               f"min {min(runs)} max {max(runs)} fingerprints")
