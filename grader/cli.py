@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import has_reference, registry, sandbox, scoring
+from grader import copycheck, has_reference, registry, sandbox, scoring
 from grader.cpushare import CpuShare
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
 from grader.sandbox import Layers, Sandbox
@@ -134,6 +134,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             elif secret is None:
                 notes.append(LOCAL_MODE)
             evidence = run.evidence  # one line per distinct report (grader/runner.py)
+            evidence = evidence + copycheck.evidence(modules)  # copies of an oracle or of the reference
             if evidence:
                 status = "review"
                 notes.append(REVIEW)

@@ -137,8 +137,10 @@ def test_the_reference_scores_100(autograder):
     results = autograde(autograder, reference_modules(*(p.module for p in PROBLEMS)))
     assert results["score"] == 100, [t["name"] for t in results["tests"] if t["status"] != "passed"]
     assert "Local" not in results["output"], "the official grade: the course secret, the differential tests"
-    # plot_roofline's matplotlib once built its font cache under the guard (fc-list): every submission flagged
-    assert "review" not in results.get("extra_data", {}), results["extra_data"]
+    # plot_roofline's matplotlib once built its font cache under the guard (fc-list): every submission flagged.
+    # The only evidence is the copy check's (grader/copycheck.py): each module is the reference's
+    review = results["extra_data"]["review"]
+    assert sorted(line.split(".py:")[0] for line in review) == sorted(f"[copy] {p.module}" for p in PROBLEMS), review
 
 
 def test_the_stubs_score_0(autograder):

@@ -253,7 +253,10 @@ def test_no_attack_earns_a_point_or_leaks(corpus, case):
 
 
 def test_the_reference_keeps_full_marks_beside_the_attacks(corpus):
-    assert corpus["rows"][REFERENCE]["status"] == "ok"
+    # a copy of the reference: the copy check (grader/copycheck.py) flags it, and nothing else does
+    assert corpus["rows"][REFERENCE]["status"] == "review"
+    review = json.loads(corpus["results"][REFERENCE])["extra_data"]["review"]
+    assert review and all(line.startswith("[copy] flops.py: ") and "reference/flops.py" in line for line in review)
     assert json.loads(corpus["results"][REFERENCE])["score"] == FLOPS_POINTS, corpus["results"][REFERENCE][-3000:]
 
 

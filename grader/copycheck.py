@@ -1,0 +1,352 @@
+"""Copies of an oracle or of the reference in a submitted module, found past renaming and reformatting.
+
+Runs in the grader's process on the problem modules as the submission gave them (never in the worker), after
+MOSS (Schleimer, Wilkerson, Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003):
+
+1. tokens     Python's `tokenize`, with layout (comments, blank lines, indentation, `;`, a trailing comma),
+              docstrings and import statements dropped; every literal is `N` (numbers) or `S` (strings); every
+              name is `V` (the module's own, or one that a pasted part takes from its source), and so is every
+              attribute the module assigns or defines as a method. What it cannot rename without breaking the
+              code stays: keywords, builtins, the attributes of torch's and other modules' objects. A renamed
+              copy reads the same, and two independent solutions that share only a shape of code (`V = V * V`)
+              are less alike than they would be with every name one token.
+2. k-grams    a hash of every K consecutive tokens.
+3. winnowing  of every W consecutive k-gram hashes the smallest (the rightmost on ties) is a fingerprint: any
+              run of K + W - 1 tokens shared with a source is found, whatever else the module holds.
+
+A module's fingerprints that also occur in its untouched stub (the given signatures and code) are not counted.
+A module is a copy of a source when at least MIN_MATCHED of its remaining fingerprints are k-grams of the
+source, and they are MIN_SHARE of them or one run of MIN_RUN in the same order on both sides (a part copied into
+code of the student's own). The sources: the oracles of its problem (tests/registry.py's ORACLES, every
+file of a package, read from the installed packages without importing them) taken together, or the
+reference's module of its problem (skipped where there is none: the student release). The evidence names the
+source files and the line ranges that match on both sides, for course staff (results.json's extra_data).
+"""
+
+import ast
+import bisect
+import builtins
+import functools
+import importlib.util
+import io
+import keyword
+import tokenize
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import OFFICIAL_ROOT, has_reference, registry
+
+K = 12  # tokens per k-gram
+W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen
+# The thresholds, calibrated by tests/meta/test_copycheck.py (`python -m tests.meta.test_copycheck` prints the
+# table) on 317 honest comparisons and 104 copies. Honest: the stubs (no fingerprint of their own); the
+# reference against the oracles (at most 16%: adamw, 18 fingerprints, runs of 4); the sample submission against
+# the reference (45%, 48 fingerprints, a run of 11: it was written from the reference); each catalogued mistake
+# written below its stub, against the reference and the oracles (at most 71%, of 7 fingerprints; at most 17
+# matched, 47%, with a run of 14: shared_step_counter, whose step() is torch's optimizer idiom). Copies, renamed,
+# reformatted, reordered (functions, and independent assignments) or re-emitted token by token: the reference
+# and every oracle file at least 66% (the reference's adamw reordered); a part of an oracle below the stub at
+# least 80%; below the reference's own module 14% to 48%, in runs of 43 to 100.
+MIN_MATCHED = 20  # fingerprints found in the source, at the least: a few short functions alike are not a copy
+MIN_SHARE = 0.55  # of the module's own fingerprints found in the source: the module is a copy ...
+MIN_RUN = 28  # ... or this many in one run, in order on both sides (15 to 20 lines): a part of it is
+HELPERS = {"adamw": ("torch.optim.optimizer",)}  # the oracles' own helpers, which a copy takes with them
+MAX_BYTES = 200_000  # a module read in about a second; larger ones go to a person (a submission may send 1 MB each)
+SPANS = 5  # matched spans named per source in the evidence
+
+BUILTINS = frozenset(dir(builtins))
+_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+           tokenize.ENDMARKER, getattr(tokenize, "TYPE_COMMENT", -1)}
+_FSTRING = {getattr(tokenize, name, -1) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")}
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A module's normalised tokens and the line each starts and ends on."""
+
+    text: tuple[str, ...]
+    first: tuple[int, ...]
+    last: tuple[int, ...]
+
+
+def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The names `source` binds and the attributes it assigns, which a copy can rename at will (None: it does
+    not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # read as tokens alone
+        return None
+    names, attributes = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            attributes.add(node.name)  # a method is called as an attribute
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            attributes.add(node.attr)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+    return frozenset(names), frozenset(attributes)
+
+
+def normalise(source: str) -> Tokens:
+    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize)."""
+    bound = bound_names(source)
+    names, attributes = bound or (frozenset(), frozenset())
+    raw: list[tokenize.TokenInfo] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type not in (tokenize.COMMENT, tokenize.NL):
+                raw.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):  # the tokens before the error
+        pass
+    text, first, last = [], [], []
+    i, starts = 0, True
+    while i < len(raw):
+        tok = raw[i]
+        kind, string = tok.type, tok.string
+        if _ends_statement(tok):
+            i, starts = i + 1, True
+            continue
+        if kind in _LAYOUT:
+            i += 1
+            continue
+        if starts and kind == tokenize.NAME and string in ("import", "from"):
+            while i < len(raw) and not _ends_statement(raw[i]):
+                i += 1
+            continue
+        if kind == tokenize.STRING or kind in _FSTRING:  # a run of literals is one (implicit concatenation)
+            j = i
+            while j < len(raw) and (raw[j].type == tokenize.STRING or raw[j].type in _FSTRING):
+                j += 1
+            if not (starts and (j == len(raw) or _ends_statement(raw[j]))):  # else a docstring: a comment
+                text.append("S"), first.append(tok.start[0]), last.append(raw[j - 1].end[0])
+            i, starts = j, False
+            continue
+        starts = False
+        if kind == tokenize.OP:
+            if string in ")]}" and text[-1:] == [","]:  # a trailing comma is layout
+                text.pop(), first.pop(), last.pop()
+            token = string
+        elif kind == tokenize.NAME:
+            token = string if keyword.iskeyword(string) or _kept(string, text[-1:] == ["."], names, attributes,
+                                                                  bound is not None) else "V"
+        elif kind == tokenize.NUMBER:
+            token = "N"
+        else:
+            i += 1
+            continue
+        text.append(token), first.append(tok.start[0]), last.append(tok.end[0])
+        i += 1
+    return Tokens(tuple(text), tuple(first), tuple(last))
+
+
+def _kept(name: str, attribute: bool, names: frozenset[str], attributes: frozenset[str], parsed: bool) -> bool:
+    """Whether a name stays as it is: an attribute the module does not assign, or a builtin it does not bind
+    (every other name is the module's own, or one it takes from a source it copied)."""
+    if not parsed:
+        return False
+    return name not in attributes if attribute else name in BUILTINS and name not in names
+
+
+def _ends_statement(tok: tokenize.TokenInfo) -> bool:
+    return tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (tok.type == tokenize.OP and tok.string == ";")
+
+
+def kgrams(tokens: Tokens) -> list[int]:
+    """The hash of every K consecutive tokens (stable across processes: tokens are hashed by crc32)."""
+    codes = [zlib.crc32(t.encode()) for t in tokens.text]
+    return [hash(tuple(codes[i:i + K])) for i in range(len(codes) - K + 1)]
+
+
+def winnow(hashes: list[int]) -> dict[int, int]:
+    """The fingerprints of a list of k-gram hashes: position -> hash, the rightmost minimum of each window of W
+    (a module shorter than one window gives its minimum; a run of equal hashes, one)."""
+    chosen: dict[int, int] = {}
+    last = -1
+    for start in range(max(1, len(hashes) - W + 1)):
+        window = hashes[start:start + W]
+        if not window:
+            break
+        low = min(window)
+        if last >= start and hashes[last] == low:  # robust winnowing: a tie keeps the fingerprint already taken
+            continue
+        last = start + len(window) - 1 - window[::-1].index(low)
+        chosen[last] = low
+    return chosen
+
+
+@dataclass
+class Source:
+    """A file a module may be a copy of: its name in the evidence, its tokens and where each k-gram occurs."""
+
+    name: str
+    tokens: Tokens
+    where: dict[int, list[int]] = field(default_factory=dict)  # k-gram hash -> positions
+
+    @classmethod
+    def read(cls, name: str, text: str) -> "Source":
+        tokens = normalise(text)
+        where: dict[int, list[int]] = {}
+        for position, h in enumerate(kgrams(tokens)):
+            where.setdefault(h, []).append(position)
+        return cls(name, tokens, where)
+
+
+@dataclass
+class Match:
+    """A module's fingerprints found in a group of sources (the oracles of its problem, or the reference)."""
+
+    problem: str
+    against: str  # "oracle" or "reference"
+    own: int  # the module's fingerprints, the stub's left out
+    matched: int
+    longest: int  # fingerprints in the longest run matched in one source
+    spans: list[str]
+
+    @property
+    def share(self) -> float:
+        return self.matched / self.own if self.own else 0.0
+
+    @property
+    def copied(self) -> bool:
+        return self.matched >= MIN_MATCHED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN)
+
+    def evidence(self) -> str:
+        return (f"[copy] {self.problem}.py: {self.matched} of its {self.own} fingerprints ({self.share:.0%}) are "
+                f"in the {self.against}'s source (renaming and layout ignored): " + "; ".join(self.spans))
+
+
+def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: list[Source], problem: str,
+            against: str) -> Match:
+    """The submitted `module` (its tokens and fingerprints, the stub's left out) against `sources`."""
+    found: dict[str, list[tuple[int, int]]] = {}  # source -> (module position, source position)
+    matched = 0
+    for position, h in sorted(fingerprints.items()):
+        hit = False
+        for source in sources:
+            if h in source.where:
+                pairs = found.setdefault(source.name, [])
+                pairs.append((position, _next(source.where[h], pairs[-1][1] if pairs else -1)))
+                hit = True
+        matched += hit
+    spans, longest = [], 0
+    for source in sources:
+        runs = _spans(found.get(source.name, []))
+        longest = max([longest] + [r[4] for r in runs])
+        for a, b, c, d, n in runs[:SPANS]:
+            spans.append(f"{module}.py lines {tokens.first[a]}-{tokens.last[b + K - 1]} ~ {source.name} lines "
+                         f"{source.tokens.first[c]}-{source.tokens.last[d + K - 1]} ({n} fingerprints)")
+    return Match(problem, against, len(fingerprints), matched, longest, spans)
+
+
+def _next(positions: list[int], after: int) -> int:
+    """Where a k-gram found at `positions` of a source continues a run that reached `after` there (the first
+    one after it, so that a run follows repeated code in order), else its first position."""
+    i = bisect.bisect_right(positions, after)
+    return positions[i] if i < len(positions) and positions[i] - after <= 4 * (K + W) else positions[0]
+
+
+def _spans(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int, int, int]]:
+    """Matched fingerprints (module position, source position) grouped into runs that are close on both sides:
+    (module start, module end, source start, source end, fingerprints), the longest first."""
+    runs: list[list] = []
+    for mine, theirs in pairs:
+        run = runs[-1] if runs else None
+        if run and mine - run[1] <= K + W and 0 <= theirs - run[3] <= 4 * (K + W):
+            run[1], run[3], run[4] = mine, theirs, run[4] + 1
+        else:
+            runs.append([mine, mine, theirs, theirs, 1])
+    return sorted((tuple(r) for r in runs), key=lambda r: -r[4])
+
+
+def _module_files(name: str) -> list[Path]:
+    """The source files of module or package `name`, found without importing it or its parents (importing
+    torch costs the grader's process seconds and hundreds of MiB); [] for a compiled kernel or a missing one."""
+    top, *rest = name.split(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or spec.origin is None:
+        return []
+    base = Path(spec.origin).parent if spec.submodule_search_locations else Path(spec.origin)
+    if not rest:
+        return sorted(base.rglob("*.py")) if base.is_dir() else [base]
+    path = base.joinpath(*rest)
+    if path.is_dir() and (path / "__init__.py").exists():
+        return sorted(path.rglob("*.py"))
+    return [path.with_suffix(".py")] if path.with_suffix(".py").is_file() else []
+
+
+@functools.cache
+def oracle_sources(problem: str) -> tuple[Source, ...]:
+    """The oracles of `problem` (and their helpers), read once per grader process."""
+    names = (*registry.ORACLES.get(problem, ()), *HELPERS.get(problem, ()))
+    files = dict.fromkeys(f for n in names for f in _module_files(n))
+    return tuple(Source.read(_shown(f), f.read_text(encoding="utf-8", errors="replace")) for f in files)
+
+
+def _shown(path: Path) -> str:
+    """An installed file's name from its top-level package on (torch/optim/adam.py)."""
+    parts = path.parts
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i - 1] in ("site-packages", "dist-packages"):
+            return "/".join(parts[i:])
+    return "/".join(parts[-3:])
+
+
+@functools.cache
+def reference_source(module: str) -> tuple[Source, ...]:
+    path = OFFICIAL_ROOT / "reference" / f"{module}.py"
+    return (Source.read(f"reference/{module}.py", path.read_text()),) if has_reference() and path.exists() else ()
+
+
+@functools.cache
+def stub_kgrams(module: str) -> frozenset[int]:
+    stub = _stub_bytes(module)
+    return frozenset(kgrams(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
+
+
+def check(module: str, source: bytes | str) -> list[Match]:
+    """The submitted `module` against its problem's oracles and its reference: every comparison made."""
+    problem = next(p.id for p in registry.PROBLEMS if p.module == module)
+    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    tokens = normalise(text)
+    stub = stub_kgrams(module)
+    fingerprints = {p: h for p, h in winnow(kgrams(tokens)).items() if h not in stub}
+    matches = []
+    for against, sources in (("oracle", oracle_sources(problem)), ("reference", reference_source(module))):
+        if sources:
+            matches.append(compare(module, tokens, fingerprints, list(sources), problem, against))
+    return matches
+
+
+def evidence(modules: dict[str, bytes]) -> list[str]:
+    """One line of evidence per copy among the submitted `modules` (name -> source), and one per module too large
+    to read in the time it may take. Every module is read but the untouched stubs: one whose functions all
+    raise NotImplementedError can still hold a copy at its top level (graded as not started, it may pass)."""
+    lines = []
+    for name, source in modules.items():
+        if source == _stub_bytes(name):
+            continue
+        if len(source) > MAX_BYTES:
+            lines.append(f"[copy] {name}.py: {len(source)} bytes, over the {MAX_BYTES} the copy check reads "
+                         "(the reference's largest module is 25 kB): not compared, for a person to look at")
+            continue
+        lines += [m.evidence() for m in check(name, source) if m.copied]
+    return lines
+
+
+@functools.cache
+def _stub_bytes(module: str) -> bytes | None:
+    path = OFFICIAL_ROOT / "assignment" / f"{module}.py"
+    return path.read_bytes() if path.exists() else None

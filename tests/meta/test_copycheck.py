@@ -1,0 +1,308 @@
+"""The copy check (grader/copycheck.py) on the calibration cases, fast and without grading anything.
+
+Honest code must not match: the untouched stubs, the reference against the oracles (written independently of
+them), the sample submission, and each catalogued mistake written into the stub as a student would write it
+(against the reference and the oracles). Copies must: the reference and every oracle file of a problem that
+has one renamed, reformatted, stripped of comments and docstrings, reordered (functions, and independent
+assignments), or re-emitted token by token; a part of an oracle pasted below the stub, or below the reference's
+own module (for the oracle: the reference is code of its own). `python -m tests.meta.test_copycheck` prints
+the figures the thresholds were chosen on (the comment beside them in grader/copycheck.py).
+"""
+
+import ast
+import importlib.util
+import inspect
+import io
+import time
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from grader import copycheck
+from grader.scoring import not_started
+from tests.meta.suite import ROOT
+from tests.mistakes import catalog, planted_source
+from tests.registry import PROBLEMS
+
+pytestmark = pytest.mark.meta
+
+MODULES = [p.module for p in PROBLEMS]
+WITH_ORACLE = [p for p in PROBLEMS if copycheck.oracle_sources(p.id)]
+
+
+def stub(module: str) -> str:
+    return (ROOT / "assignment" / f"{module}.py").read_text()
+
+
+def reference(module: str) -> str:
+    return (ROOT / "reference" / f"{module}.py").read_text()
+
+
+# -- rewritten copies ------------------------------------------------------------------------------------------
+
+
+def renamed(source: str) -> str:
+    """Every name the module binds renamed, docstrings and comments gone, laid out anew (ast.unparse)."""
+    tree = ast.parse(source)
+    bound, assigned = copycheck.bound_names(source)
+    kept = imports(source) | {"self", "cls"}  # a name imported without `as` is the module's: kept
+    every = sorted((bound | assigned) - kept - {n for n in bound | assigned if n.startswith("__")})
+    names = {n: f"q{i}" for i, n in enumerate(every) if n in bound}
+    attributes = {n: f"q{i}" for i, n in enumerate(every) if n in assigned}
+
+    class Rename(ast.NodeTransformer):
+        def visit_Name(self, node):
+            node.id = names.get(node.id, node.id)
+            return node
+
+        def visit_arg(self, node):
+            node.arg = names.get(node.arg, node.arg)
+            return self.generic_visit(node)
+
+        def visit_Attribute(self, node):
+            node.attr = attributes.get(node.attr, node.attr)
+            return self.generic_visit(node)
+
+        def visit_FunctionDef(self, node):
+            node.name = names.get(node.name, node.name)  # a method: the same new name as where it is called
+            if node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+                node.body = node.body[1:] or [ast.Pass()]
+            return self.generic_visit(node)
+
+        visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+        def visit_keyword(self, node):
+            node.arg = names.get(node.arg, node.arg)
+            return self.generic_visit(node)
+
+        def visit_alias(self, node):
+            if node.asname:
+                node.asname = names.get(node.asname, node.asname)
+            return node
+
+    return ast.unparse(Rename().visit(tree))
+
+
+def imports(source: str) -> set[str]:
+    return {n.name.split(".")[0] for n in ast.walk(ast.parse(source)) if isinstance(n, ast.alias) and not n.asname}
+
+
+def reordered(source: str) -> str:
+    """The module's top-level functions in the opposite order (Python finds a function's globals when it is
+    called, so the order of independent definitions is free)."""
+    tree = ast.parse(source)
+    slots = [i for i, node in enumerate(tree.body) if isinstance(node, ast.FunctionDef)]
+    functions = [tree.body[i] for i in slots]
+    for i, node in zip(slots, reversed(functions), strict=True):
+        tree.body[i] = node
+    for node in ast.walk(tree):  # and two assignments in a row swapped where neither reads what the other sets
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        i = 0
+        while i + 1 < len(body):
+            a, b = body[i], body[i + 1]
+            if isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and not (_sets(a) & _uses(b)) \
+                    and not (_sets(b) & (_uses(a) | _sets(a))):
+                body[i], body[i + 1] = b, a
+                i += 1
+            i += 1
+    return ast.unparse(tree)
+
+
+def _sets(statement: ast.Assign) -> set[str]:
+    return {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _uses(statement: ast.Assign) -> set[str]:
+    return {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+
+
+def reemitted(source: str) -> str:
+    """The source re-emitted token by token: bound names renamed, comments dropped, spacing of its own
+    (tokenize.untokenize's), so that no line of the original survives."""
+    names, attributes = copycheck.bound_names(source)
+    names, attributes = names - imports(source), attributes
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            continue
+        string = tok.string
+        own = attributes if out and out[-1][1] == "." else names
+        if tok.type == tokenize.NAME and string in own and not string.startswith("__") and string not in ("self",):
+            string = f"z_{string[::-1]}_"
+        out.append((tok.type, string))
+    return tokenize.untokenize(out)
+
+
+REWRITES = {"renamed": renamed, "reordered": lambda s: renamed(reordered(s)), "re-emitted": reemitted}
+
+
+def pasted_part(problem_id: str, lines: int = 120) -> str:
+    """The first functions and classes (about `lines` lines) of the problem's largest oracle file, renamed and laid
+    out anew: what a student pastes in."""
+    source = max(copycheck.oracle_sources(problem_id), key=lambda s: len(s.tokens.text))
+    text = Path(_installed(source.name)).read_text()
+    tree = ast.parse(text)
+    picked, used = [], 0
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and used < lines:
+            picked.append(node)
+            used += node.end_lineno - node.lineno + 1
+    return renamed(ast.unparse(ast.Module(body=picked, type_ignores=[])))
+
+
+def _installed(name: str) -> str:
+    top = importlib.util.find_spec(name.split("/")[0])
+    return str(Path(top.origin).parent.parent / name)
+
+
+# -- honest code ---------------------------------------------------------------------------------------------
+
+
+def mistakes(problem_id: str) -> list[tuple[str, str]]:
+    """(mistake id, the stub with the mistake's functions written below it) for each catalogued mistake."""
+    module = next(p.module for p in PROBLEMS if p.id == problem_id)
+    found = []
+    for mistake in catalog(problem_id):
+        sources = []
+        for wrong in dict.fromkeys(mistake.replaces.values()):
+            try:
+                sources.append(inspect.getsource(wrong))
+            except (OSError, TypeError):  # a lambda's line, or a built-in
+                continue
+        found.append((mistake.id, stub(module) + "\n\n" + "\n\n".join(sources)))
+    return found
+
+
+def calibration() -> list[tuple[str, str, str, copycheck.Match]]:
+    """(case, module, kind: honest or copy, match) for every calibration case and comparison."""
+    rows = []
+
+    def add(case, module, kind, text, only=None):
+        for match in copycheck.check(module, text):
+            if only in (None, match.against):
+                rows.append((case, module, kind, match))
+
+    for p in PROBLEMS:
+        add("stub", p.module, "honest", stub(p.module))
+        add("reference", p.module, "honest", reference(p.module), only="oracle")
+        for name, rewrite in REWRITES.items():
+            add(f"reference {name}", p.module, "copy", rewrite(reference(p.module)), only="reference")
+        for mistake_id, text in mistakes(p.id):
+            add(f"mistake {mistake_id}", p.module, "honest", text)
+    for p in WITH_ORACLE:
+        for source in copycheck.oracle_sources(p.id):
+            if len(source.tokens.text) < 400:  # an __init__ that imports its names: nothing to copy
+                continue
+            text = Path(_installed(source.name)).read_text()
+            for name, rewrite in REWRITES.items():
+                add(f"{source.name} {name}", p.module, "copy", stub(p.module) + "\n" + rewrite(text), only="oracle")
+        add("oracle pasted in part", p.module, "copy", stub(p.module) + "\n" + pasted_part(p.id), only="oracle")
+        add("reference, oracle pasted in part below", p.module, "copy", reference(p.module) + "\n"
+            + pasted_part(p.id, lines=60), only="oracle")
+    add("sample (partial)", "flops", "honest", (ROOT / "grader" / "samples" / "partial" / "flops.py").read_text())
+    return rows
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return calibration()
+
+
+def test_honest_code_is_not_a_copy(rows):
+    flagged = [(case, module, m.evidence()) for case, module, kind, m in rows if kind == "honest" and m.copied]
+    assert not flagged, flagged
+
+
+def test_every_rewritten_copy_is_caught(rows):
+    missed = [(case, module, m.against, f"{m.matched}/{m.own}") for case, module, kind, m in rows
+              if kind == "copy" and not m.copied]
+    assert not missed, missed
+    assert sum(kind == "copy" for _, _, kind, _ in rows) >= 3 * len(PROBLEMS) + len(WITH_ORACLE)
+
+
+def test_the_thresholds_have_room_on_both_sides(rows):
+    # each threshold sits between honest code and the copies, with room on both sides
+    honest = [m for _, _, kind, m in rows if kind == "honest"]
+    whole = [m for case, _, kind, m in rows if kind == "copy" and "below" not in case]
+    parts = [m for case, _, kind, m in rows if kind == "copy" and "below" in case]
+    assert max(m.share for m in honest if m.matched >= copycheck.MIN_MATCHED) < copycheck.MIN_SHARE - 0.08
+    assert min(m.share for m in whole) > copycheck.MIN_SHARE + 0.08
+    assert max(m.longest for m in honest) <= copycheck.MIN_RUN / 2
+    assert min(m.longest for m in parts) > copycheck.MIN_RUN
+
+
+def test_the_stub_counts_for_nothing():
+    for module in MODULES:
+        for match in copycheck.check(module, stub(module)):
+            assert match.own == 0 and match.matched == 0, (module, match)
+
+
+def test_a_planted_mistake_is_a_copy_of_the_reference():
+    # the reference with catalogued mistakes swapped in (tests/mistakes' planted_source: the reference's text,
+    # the catalogue's functions below it) is a copy: a student who hands it in had the reference
+    match = next(m for m in copycheck.check("flops", planted_source("flops", ["macs"])) if m.against == "reference")
+    assert match.copied and match.longest >= copycheck.MIN_RUN, match
+
+
+def test_the_evidence_names_the_spans_on_both_sides():
+    text = stub("flops") + "\n" + pasted_part("flops")
+    (line,) = copycheck.evidence({"flops": text.encode()})
+    assert line.startswith("[copy] flops.py: ") and "torch/utils/flop_counter.py lines " in line, line
+    first = int(line.split("flops.py lines ")[1].split("-")[0])
+    assert first > stub("flops").count("\n"), "the span is in the pasted part, not in the stub"
+
+
+def test_stubs_are_skipped_and_the_student_release_compares_the_oracles(monkeypatch):
+    modules = {m: reference(m).encode() for m in MODULES}
+    assert len(copycheck.evidence(modules)) == len(MODULES)  # each is the reference
+    assert copycheck.evidence({m: stub(m).encode() for m in MODULES}) == []
+    # the stub with its functions untouched and a copy at its top level (graded as not started): read all the same
+    bodies = [f.body for f in ast.parse(pasted_part("flops")).body if isinstance(f, ast.FunctionDef) and not any(
+        isinstance(n, ast.FunctionDef | ast.ClassDef | ast.Lambda) for n in ast.walk(ast.Module(f.body, [])))]
+    copy = stub("flops") + "\n" + "\n".join(ast.unparse(ast.Module(body=b, type_ignores=[])) for b in bodies)
+    assert not_started(copy) and copycheck.evidence({"flops": copy.encode()})
+    # without the reference (the student release) the oracles are still compared, the reference silently not
+    monkeypatch.setattr(copycheck, "has_reference", lambda: False)
+    copycheck.reference_source.cache_clear()
+    try:
+        assert copycheck.evidence(modules) == []
+        assert [m.against for m in copycheck.check("flops", reference("flops"))] == ["oracle"]
+    finally:
+        copycheck.reference_source.cache_clear()
+
+
+def test_broken_or_empty_modules_are_read_without_error():
+    for text in ("", "def f(:\n", "x = '''unterminated\n", "\x00\x01", "if x:\n  y\n z\n"):
+        for match in copycheck.check("flops", text):
+            assert not match.copied
+
+
+def main() -> None:
+    # CPU time of this process (process_time): what a grading spends on it, whatever else the machine runs
+    for p in PROBLEMS:
+        start = time.process_time()
+        copycheck.oracle_sources(p.id), copycheck.reference_source(p.module), copycheck.stub_kgrams(p.module)
+        read = time.process_time() - start
+        text = reference(p.module)
+        start = time.process_time()
+        copycheck.check(p.module, text)
+        print(f"{p.module:<26} sources read once: {1000 * read:5.0f} ms; a check of the reference's "
+              f"{text.count(chr(10))} lines: {1000 * (time.process_time() - start):5.1f} ms CPU")
+    rows = calibration()
+    print(f"\n{'case':<52}{'module':<26}{'against':<11}{'matched':>9}{'share':>7}{'run':>5}")
+    for case, module, kind, m in sorted(rows, key=lambda r: (r[2], -r[3].share)):
+        flag = "COPY" if m.copied else ""
+        print(f"{kind[0]} {case[:50]:<50}{module:<26}{m.against:<11}{m.matched:>4}/{m.own:<4}{m.share:>7.0%}"
+              f"{m.longest:>5} {flag}")
+    for kind in ("honest", "copy"):
+        shares = [m.share for _, _, k, m in rows if k == kind]
+        runs = [m.longest for _, _, k, m in rows if k == kind]
+        print(f"{kind}: {len(shares)} comparisons, share min {min(shares):.0%} max {max(shares):.0%}; longest run "
+              f"min {min(runs)} max {max(runs)} fingerprints")
+
+
+if __name__ == "__main__":
+    main()
