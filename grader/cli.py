@@ -279,7 +279,10 @@ def main(argv=None) -> int:
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)
     if options.command == "doctor":
+        from grader.cluster import non_root_doctor
+
         print(sandbox.doctor(options.sandbox))
+        print(non_root_doctor())
         return 0
     if options.command in kits:
         return importlib.import_module(kits[options.command]).run(options)

@@ -323,3 +323,51 @@ class Engine:
     def cancel(self, futures) -> None:
         for future in futures:
             future.cancel()
+
+
+# -- doctor: a node where the grader is not root ---------------------------------------------------------
+
+NOBODY = 65534
+
+
+def non_root_doctor() -> str:
+    """What `resource-grader doctor` adds about a node where the grader runs as an ordinary user (a Slurm job, a
+    pod without privileges): there the user layer is off (it needs root) and the limits are on; the namespaces
+    layer needs bubblewrap, unprivileged user namespaces from the kernel, and an interpreter that other users can
+    reach. Run as root, it tries the namespaces layer as the unprivileged user `nobody`; run as an ordinary user,
+    `doctor`'s own lines above are that user's answer, and this adds what stands in its way."""
+    import shutil
+    import subprocess
+
+    from grader import sandbox
+
+    lines = ["", "On a node where the grader is not root (a Slurm job, a pod without privileges):",
+             "  limits      on   (rlimits need no privilege)",
+             "  user        off  (a uid of its own per grading needs root)"]
+    private = sandbox._private_ancestor()
+    if shutil.which("bwrap") is None:
+        namespaces = "off  bwrap not found (Debian/Ubuntu package bubblewrap)"
+    elif os.geteuid() == 0:
+        with tempfile.TemporaryDirectory(prefix="ra-probe-") as tmp:
+            os.chmod(tmp, 0o777)
+            spec = sandbox.Spec(["namespaces"], home=tmp, tree=tmp, binds=sandbox._interpreter_paths())
+            command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                       *spec.command([sys.executable, "-c", sandbox.PROBE])]
+            done = subprocess.run(command, env=spec.env(), cwd=tmp, capture_output=True, timeout=60)
+        why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        namespaces = "on   (tried as user nobody)" if done.returncode == 0 else f"off  tried as user nobody: {why}"
+    else:
+        namespaces = "see above (this user)"
+    lines.append(f"  namespaces  {namespaces}")
+    userns = Path("/proc/sys/user/max_user_namespaces")
+    if userns.exists() and userns.read_text().strip() == "0":
+        lines.append("  the kernel allows no user namespaces (sysctl user.max_user_namespaces=0)")
+    restricted = Path("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
+    if restricted.exists() and restricted.read_text().strip() == "1":
+        lines.append("  AppArmor restricts unprivileged user namespaces (Ubuntu 24.04: bwrap needs a profile)")
+    if private:
+        lines.append(f"  {private} is closed to other users: an ordinary user's grader needs its own Python "
+                     "installation (a venv on a path all users can cross)")
+    lines.append("  With neither user nor namespaces, batch on such a node refuses other people's code unless "
+                 "--no-sandbox (its gradings would run as the job's user, with its files and network).")
+    return "\n".join(lines)
