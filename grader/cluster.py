@@ -254,8 +254,10 @@ class Engine:
             return
         if address is None:
             with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
+                # memory_limit 0: Dask would pause a worker for this whole process's memory; the sandbox
+                # limits each grading's own
                 self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=False,
-                                            dashboard_address=None)
+                                            dashboard_address=None, memory_limit=0)
             self.client = Client(self.cluster)
             self.where = f"this machine, {jobs} at a time (an in-process Dask cluster)"
         else:
@@ -281,7 +283,10 @@ class Engine:
         refuse `job`. The embedded engine's workers are this process: nothing to ask."""
         if self.address is None:
             return {}
-        self.client.wait_for_workers(1, timeout=60)
+        try:
+            self.client.wait_for_workers(1, timeout=60)
+        except TimeoutError:
+            raise ClusterError(f"no worker joined the scheduler at {self.address} within 60 s") from None
         found = self.client.run(identity, job["secret_file"])
         wrong = [refusal(job, address) for address in found if found[address]["official"] != job["official"] or
                  (job["secret_check"] is not None and found[address]["secret"] != job["secret_check"])]

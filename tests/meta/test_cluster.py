@@ -77,7 +77,11 @@ def local(submissions, tmp_path_factory):
     assert {name: row["status"] for name, (row, _) in found.items()} == {
         "reference": "ok", "stubs": "ok", "partial": "ok", "broken.zip": "unreadable"}, stderr[-3000:]
     assert float(found["reference"][0]["total"]) > 0 and float(found["stubs"][0]["total"]) == 0
+    local_out.append(out)
     return found
+
+
+local_out = []  # the local batch's folder, for the resume test
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +147,22 @@ def test_a_worker_with_another_official_tree_is_refused(submissions, tmp_path):
     assert code == 2, stdout + stderr
     assert "has another official tree or grader" in stderr and "install the same version on every node" in stderr
     assert not (tmp_path / "grades" / "grades.csv").exists() and not list((tmp_path / "grades").glob("*/results.json"))
+
+
+def test_a_second_batch_grades_only_what_changed(submissions, local, tmp_path):
+    folder, out = tmp_path / "submissions", tmp_path / "grades"
+    shutil.copytree(submissions, folder)
+    shutil.copytree(local_out[0], out)
+    stdout, stderr, code = batch(folder, out, "--jobs", "2")
+    assert code == 0, stderr[-3000:]
+    assert "4 submissions graded (4 kept from an earlier batch)" in stdout
+    assert graded(out) == local
+    shutil.copy(ROOT / "reference" / f"{PROBLEM}.py", folder / "stubs" / f"{PROBLEM}.py")  # a resubmission
+    stdout, stderr, code = batch(folder, out, "--jobs", "2")
+    assert code == 0, stderr[-3000:]
+    assert "(3 kept from an earlier batch)" in stdout
+    rows = {r["submission"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert rows["stubs"]["total"] == rows["reference"]["total"] == local["reference"][0]["total"]
+    report = (out / "report.md").read_text()
+    assert "Graded again: 1 (stubs: the submission changed)." in report
+    assert f"| stubs | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (ok) |" in report
