@@ -253,11 +253,15 @@ class Engine:
             self.where = f"a thread pool of {jobs} (Dask distributed is not installed)"
             return
         if address is None:
-            with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
-                # memory_limit 0: Dask would pause a worker for this whole process's memory; the sandbox
-                # limits each grading's own
-                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=False,
-                                            dashboard_address=None, memory_limit=0)
+            # Dask's nodes always serve HTTP, even over inproc: on loopback only, and nothing but /health (a
+            # grading without a network namespace could reach it). memory_limit 0: Dask would pause a worker
+            # for this whole process's memory; the sandbox limits each grading's own.
+            health = ["distributed.http.health"]
+            settings = {"distributed.scheduler.allowed-failures": retries,
+                        "distributed.scheduler.http.routes": health, "distributed.worker.http.routes": health}
+            with dask.config.set(settings):
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=False, memory_limit=0,
+                                            dashboard_address="127.0.0.1:0", worker_dashboard_address="127.0.0.1:0")
             self.client = Client(self.cluster)
             self.where = f"this machine, {jobs} at a time (an in-process Dask cluster)"
         else:
