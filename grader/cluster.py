@@ -38,7 +38,8 @@ from grader import OFFICIAL_ROOT
 from grader.submission import MAX_FILE_BYTES, OFFICIAL_ENTRIES, SubmissionError
 
 TOPIC = "resource-grader-start"
-HASHED = (*OFFICIAL_ENTRIES, "grader")  # what decides a grade: the official tree and the grader
+HASHED = (*OFFICIAL_ENTRIES, "grader")  # what decides a grade: the official tree and the grader ...
+NOT_HASHED = ("tests/meta", "tests/benchmarks")  # ... but not the project's own tests, which grading never runs
 # The pinned packages a grade depends on (their versions enter the hash; pyproject.toml pins them).
 VERSIONED = ("torch", "einops", "jaxtyping", "beartype", "hypothesis", "pytest", "pytest-timeout", "numpy")
 FOLDER_PATTERNS = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # those grader/submission.py reads
@@ -49,8 +50,9 @@ _hash: str | None = None
 
 
 def official_hash() -> str:
-    """A content hash of this installation's official tree (assignment, reference, tests, conftest.py,
-    pyproject.toml) and grader, and of the Python and package versions that decide a grade."""
+    """A content hash of this installation's official tree (assignment, reference, tests but the meta-tests and
+    benchmarks, conftest.py, pyproject.toml) and grader, and of the Python and package versions that decide a
+    grade."""
     global _hash
     with _hash_lock:
         if _hash is None:
@@ -66,7 +68,7 @@ def official_hash() -> str:
                 for path in files:
                     rel = path.relative_to(OFFICIAL_ROOT)
                     if "__pycache__" in rel.parts or path.suffix == ".pyc" or any(
-                            part.startswith(".") for part in rel.parts):
+                            part.startswith(".") for part in rel.parts) or rel.as_posix().startswith(NOT_HASHED):
                         continue
                     content = path.read_bytes()
                     digest.update(f"\0{rel.as_posix()}\0{len(content)}\0".encode() + content)
@@ -362,9 +364,13 @@ def non_root_doctor() -> str:
             spec = sandbox.Spec(["namespaces"], home=tmp, tree=tmp, binds=sandbox._interpreter_paths())
             command = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                        *spec.command([sys.executable, "-c", sandbox.PROBE])]
-            done = subprocess.run(command, env=spec.env(), cwd=tmp, capture_output=True, timeout=60)
-        why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        namespaces = "on   (tried as user nobody)" if done.returncode == 0 else f"off  tried as user nobody: {why}"
+            try:
+                done = subprocess.run(command, env=spec.env(), cwd=tmp, capture_output=True, timeout=60)
+                why = (done.stderr.decode(errors="replace").strip().splitlines() or [f"exit {done.returncode}"])[-1]
+                failed = done.returncode != 0
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                failed, why = True, str(exc)
+        namespaces = f"off  tried as user nobody: {why}" if failed else "on   (tried as user nobody)"
     else:
         namespaces = "see above (this user)"
     lines.append(f"  namespaces  {namespaces}")

@@ -124,7 +124,7 @@ def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, clust
     finally:
         if process.poll() is None:
             process.kill()
-    assert killed is not None, "no worker was seen grading"
+    assert killed is not None, "no worker was seen grading: " + stderr[-3000:]
     assert process.returncode == 0, stderr[-3000:] + cluster.logs()
     assert graded(out) == local, "every submission graded, as on this machine"
     rows = list(csv.DictReader((out / "grades.csv").open()))
