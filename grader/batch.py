@@ -163,7 +163,8 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         record["attempts"] = max(len(starts.get(submission.name, [])), 1)
         write_atomically(out / submission.stem / RECORD, json.dumps(record, indent=1))
         run.graded.append(submission.name)
-        run.workers[record["worker"]] = run.workers.get(record["worker"], 0) + (record["status"] != "error")
+        if record["worker"]:  # not a grading lost with its workers
+            run.workers[record["worker"]] = run.workers.get(record["worker"], 0) + 1
         if record["attempts"] > 1:
             run.retries[submission.name] = record["attempts"] - 1
     for entry in regrades:

@@ -294,9 +294,14 @@ class Engine:
         except TimeoutError:
             raise ClusterError(f"no worker joined the scheduler at {self.address} within 60 s") from None
         found = self.client.run(identity, job["secret_file"])
-        wrong = [refusal(job, address) for address in found if found[address]["official"] != job["official"] or
-                 (job["secret_check"] is not None and found[address]["secret"] != job["secret_check"])]
-        wrong = [why for why in wrong if why]
+        wrong = []
+        for address, info in sorted(found.items()):
+            if info["official"] != job["official"]:
+                wrong.append(f"worker {address} has another official tree or grader (hash {info['official'][:12]}, "
+                             f"the coordinator's {job['official'][:12]}): install the same version on every node")
+            elif job["secret_check"] is not None and info["secret"] != job["secret_check"]:
+                wrong.append(f"worker {address} has another course secret than the coordinator, or none "
+                             f"({info['secret'][:80] if info['secret'].startswith('none') else 'another'})")
         if wrong:
             raise ClusterError("refused by the cluster's workers:\n  " + "\n  ".join(wrong))
         return found
