@@ -193,7 +193,9 @@ def _result(future) -> dict:
     except Exception as exc:  # noqa: BLE001 - one submission's failure never stops the batch
         kind = type(exc).__name__
         if kind == "KilledWorker":
-            reason = f"its worker died while grading it, every time it was given to one (KilledWorker: {exc})"
+            last = getattr(getattr(exc, "last_worker", None), "address", "?")
+            reason = (f"its worker died each of the {getattr(exc, 'allowed_failures', 0) + 1} times it was given "
+                      f"one (KilledWorker; the last: {last})")
         else:
             reason = f"the grading task failed ({kind}: {exc})"
         return {"status": "error", "reason": reason, "worker": "", "seconds": 0.0, "scores": [],

@@ -166,3 +166,26 @@ def test_a_second_batch_grades_only_what_changed(submissions, local, tmp_path):
     report = (out / "report.md").read_text()
     assert "Graded again: 1 (stubs: the submission changed)." in report
     assert f"| stubs | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (ok) |" in report
+
+
+def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from distributed import KilledWorker
+
+    from grader import batch as batch_module
+    from grader.cli import GRADER_FAILED
+
+    class Lost:
+        def result(self):
+            raise KilledWorker("grade-alice", SimpleNamespace(address="tcp://127.0.0.1:9"), 2)
+
+    graded, record = batch_module._write(Path("alice"), tmp_path / "alice", batch_module._result(Lost()), "c", "o", {})
+    assert graded.status == "error" and graded.scores == []
+    assert record["reason"] == "its worker died each of the 3 times it was given one (KilledWorker; the last: " \
+                               "tcp://127.0.0.1:9)"
+    results = json.loads((tmp_path / "alice" / "results.json").read_text())
+    assert results["score"] == 0 and GRADER_FAILED in results["output"]
+    row = batch_module._row(graded, record, ["tensors"])
+    assert row[1] == "error" and row[-1] == record["reason"]
