@@ -3,9 +3,9 @@
 OUT/<name>/results.json for each submission, OUT/grades.csv with one row each (a status column and, for a
 grading that could not finish, the reason; never an aborted batch), the class report OUT/report.md
 (grader/classreport.py), and beside each results.json a grading.json: what was graded (the submission's content
-hash, the grader's official hash, the options) and its outcome, from which a later batch into the same OUT keeps
-what has not changed (a resume, or a regrade after a grader fix grades only what the fix touches: every submission
-whose grader hash moved) unless told to regrade everything.
+hash, the grader's official hash, the options) and its outcome, from which a later batch into the same OUT grades
+only what is new, changed (the submission, the grader after a fix, the options) or did not finish, and keeps the
+rest, unless told to regrade everything.
 """
 
 import csv
