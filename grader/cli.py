@@ -67,6 +67,11 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
              "to look at; no score is given until then.")
 
 
+# CPython 3.11's ast.parse is not thread-safe (its recursion-depth bookkeeping is shared: "SystemError: AST
+# constructor recursion depth mismatch"), and batch grades in threads: one parse at a time.
+_AST_LOCK = threading.Lock()
+
+
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
                      secret: bytes | None, fingerprints=None, operator: list[str] | None = None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
@@ -94,7 +99,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            with _AST_LOCK:
+                untouched = frozenset(name for name, source in modules.items() if not_started(source))
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed)
         operator += box.problems
