@@ -5,7 +5,8 @@ they started.
 Every process is started in a session of its own and killed by its process group; a grading whose worker was
 killed leaves its test process running (it is in a session of its own, grader/runner.py), so the workers get
 a TMPDIR of their own (in /tmp: a sandbox's user must be able to cross the folders above its own) and `stop`
-also kills every process whose current folder is in it, then removes it.
+also kills every process whose current folder is in it, unmounts what a killed grading left mounted in it
+(its home's tmpfs), then removes it.
 """
 
 import json
@@ -87,6 +88,8 @@ class DaskCluster:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        for mount in mounts_in(self.tmp):  # a killed grading's home (a tmpfs the sandbox never unmounted)
+            subprocess.run(["umount", "--lazy", mount], check=False, capture_output=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __exit__(self, *exc) -> None:
@@ -105,6 +108,12 @@ def processes_in(folder: Path) -> list[int]:
             if cwd.is_relative_to(folder):
                 found.append(int(entry.name))
     return found
+
+
+def mounts_in(folder: Path) -> list[str]:
+    """Mount points inside `folder`, deepest first."""
+    points = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    return sorted((p for p in points if Path(p).is_relative_to(folder)), key=len, reverse=True)
 
 
 def children(pid: int) -> list[int]:
