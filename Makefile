@@ -12,7 +12,7 @@ export HYPOTHESIS_PROFILE ?= ci
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,cluster]'
 	touch $(STAMP)
 
 .PHONY: venv sandbox test lint reference meta grade bench doctor release gradescope

@@ -6,7 +6,9 @@
       first;
     - per function, how many submissions match each catalogued mistake (the fingerprints of
       grader/compare.py, given to `write` as plain data: this module never runs the reference or the
-      catalogue, so it is also the student release's).
+      catalogue, so it is also the student release's);
+    - how the batch ran (`Run`): where, the throughput, the gradings per worker and the retries, and what a resumed
+      batch kept or regraded, with the scores that moved.
 
 Only submissions with a score (status ok or review) count; the others are listed by status.
 """
@@ -25,6 +27,22 @@ class Fingerprints:
     per_submission: dict[str, dict] = field(default_factory=dict)
     descriptions: dict[str, dict[str, str]] = field(default_factory=dict)
     skipped: str | None = None
+
+
+@dataclass
+class Run:
+    """How the batch ran: `engine` (where), `seconds` (the wall time of its gradings), `graded` (the submissions
+    graded in this batch), `kept` (those whose earlier results stand), `workers` (worker -> gradings it finished),
+    `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (one
+    dict per submission graded again: name, why, before/after (totals), status_before/status_after)."""
+
+    engine: str = ""
+    seconds: float = 0.0
+    graded: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    workers: dict[str, int] = field(default_factory=dict)
+    retries: dict[str, int] = field(default_factory=dict)
+    regrades: list[dict] = field(default_factory=list)
 
 
 def _histogram(path: Path, values: list[float], out_of: float, title: str) -> None:
@@ -90,9 +108,9 @@ def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
     return counts
 
 
-def write(out: Path, graded: list, problems, fingerprints: Fingerprints) -> Path:
+def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None) -> Path:
     """Write OUT/report.md and its PNGs for `graded` (cli.Graded, one per submission) on `problems` (the
-    registry's Problem objects graded in this batch); the path of report.md."""
+    registry's Problem objects graded in this batch), and how it ran (`run`); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",
              f"{len(graded)} submissions, {len(scored)} with a score (status ok or review)."]
@@ -138,6 +156,8 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints) -> Path
         lines.append(f"Not computed: {fingerprints.skipped}.")
     else:
         lines += _mistake_lines(fingerprints)
+    if run is not None:
+        lines += run_lines(run)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -174,4 +194,36 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
         lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {', '.join(timed_out)}.")
     for name, error in sorted(failed.items()):
         lines.append(f"Not fingerprinted: {name}: {error.strip().splitlines()[-1]}")
+    return lines
+
+
+def run_lines(run: Run) -> list[str]:
+    """The report's "How it ran" part: throughput, gradings per worker, retries, regrades."""
+    lines = ["", "## How it ran", "", f"Graded on {run.engine}."]
+    done = len(run.graded)
+    if done:
+        rate = f"{done / run.seconds * 3600:.0f} submissions per hour" if run.seconds > 0 else "-"
+        lines.append(f"{done} gradings in {run.seconds:.0f} s: {rate}.")
+    if run.kept:
+        lines.append(f"Kept from an earlier batch (same submission, grader and options; `--regrade` grades them "
+                     f"again): {len(run.kept)}.")
+    if run.workers:
+        lines += ["", "| worker | gradings |", "| --- | ---: |"]
+        lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]
+    lines.append("")
+    if run.retries:
+        lines.append(f"Given to another worker after theirs died: {sum(run.retries.values())} times, for " + ", ".join(
+            f"{name} ({n})" for name, n in sorted(run.retries.items())) + ".")
+    else:
+        lines.append("No grading was lost with its worker.")
+    if run.regrades:
+        moved = [r for r in run.regrades if r["before"] != r["after"] or r["status_before"] != r["status_after"]]
+        lines += ["", f"Graded again: {len(run.regrades)} ("
+                  + "; ".join(f"{r['name']}: {r['why']}" for r in run.regrades) + ")."]
+        if moved:
+            lines += ["", "| submission | why | before | after |", "| --- | --- | ---: | ---: |"]
+            lines += [f"| {r['name']} | {r['why']} | {r['before']} ({r['status_before']}) | {r['after']} "
+                      f"({r['status_after']}) |" for r in moved]
+        else:
+            lines.append("No score moved.")
     return lines

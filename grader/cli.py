@@ -2,8 +2,8 @@
 
     resource-grader grade [SUBMISSION]   a folder or a zip (default: the current folder); prints the score
                                          table and writes Gradescope's results.json, whatever happens
-    resource-grader batch FOLDER         every submission in FOLDER, in parallel: a results.json each and
-                                         one CSV row each
+    resource-grader batch FOLDER         every submission in FOLDER, in parallel (on this machine, or on a
+                                         Dask cluster with --scheduler): a results.json each, one CSV row each
     resource-grader doctor               which sandbox layers this machine allows, and why not the others
 
 In the student release (no reference/) `grade` runs the local tests only, with the public inputs: the
@@ -14,22 +14,18 @@ where bubblewrap works. `batch` refuses to run without one unless --no-sandbox i
 """
 
 import argparse
-import csv
 import importlib
 import importlib.util
 import json
 import os
-import queue
 import sys
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import copycheck, has_reference, registry, sandbox, scoring
-from grader.cpushare import CpuShare
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
@@ -74,14 +70,21 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
              "to look at; no score is given until then.")
 
 
+# CPython 3.11's ast.parse is not thread-safe (its recursion-depth bookkeeping is shared: "SystemError: AST
+# constructor recursion depth mismatch"), and batch grades in threads: one parse at a time.
+_AST_LOCK = threading.Lock()
+
+
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None, fingerprints=None, cpu_share=None) -> Graded:
+                     secret: bytes | None, fingerprints=None, cpu_share=None,
+                     operator: list[str] | None = None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
     submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/compare.py's
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
-    went wrong on the grader's side goes to the operator (stderr), never into the student's results. The run
+    went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
+    instead: batch's workers send it back to the coordinator), never into the student's results. The run
     stops when the submission's time limit is reached, counted from here; with `cpu_share`
     (grader/cpushare.py) it gets that share of the CPUs."""
     start = time.monotonic()
@@ -89,7 +92,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     scores = []
     status = "ok"
     evidence: list[str] = []
-    operator: list[str] = []
+    to_print = operator is None
+    operator = [] if operator is None else operator
     untouched: frozenset[str] = frozenset()
     missing: frozenset[str] = frozenset()
     broken: dict[str, str] = {}  # problem -> its module does not import, in one line
@@ -104,8 +108,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            untouched = frozenset(name for name, source in modules.items() if not_started(source))
-            broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
+            with _AST_LOCK:
+                untouched = frozenset(name for name, source in modules.items() if not_started(source))
+                broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
                             seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share)
@@ -164,7 +169,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
                                                   fingerprinted=_ran(found), broken=broken, missing=missing), indent=1))
-    for line in operator:
+    for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found)
 
@@ -241,85 +246,6 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
     return EXIT_STATUS[graded.status]
 
 
-def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
-          secret: bytes, fingerprints: bool = True) -> int:
-    """Grade every submission in `folder` (each sub-folder or .zip), `jobs` at a time, each in a sandbox of its
-    own (its own uid): OUT/<name>/results.json each, OUT/grades.csv with one row per submission (a status
-    column, never an aborted batch), and the class report OUT/report.md (grader/classreport.py). With
-    `fingerprints` (and the course's tree: grader/compare.py) the functions of the problems a submission
-    failed run again on compare's inputs, in a sandbox and within its limits: its results.json names the
-    catalogued mistakes they match, and the class report counts them."""
-    from tqdm import tqdm
-
-    from grader import classreport
-
-    if not folder.is_dir():
-        raise SubmissionError(f"{folder} is not a folder of submissions")
-    submissions = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
-    if not submissions:
-        raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
-    out.mkdir(parents=True, exist_ok=True)
-    if "user" in layers.active and "namespaces" not in layers.active:
-        for private in (folder, out):  # a worker sees every file that other users may read
-            os.chmod(private, os.stat(private).st_mode & 0o700)
-            print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
-                  "so that no submission reads another's files or results", file=sys.stderr)
-    chosen = [p for p in registry.PROBLEMS if not problems or p.id in problems]
-    ids = [p.id for p in chosen]
-    found = classreport.Fingerprints()
-    shared = None
-    if not fingerprints:
-        found.skipped = "turned off (`--no-fingerprints`)"
-    else:
-        if has_reference():
-            print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
-                  "fingerprints", file=sys.stderr)
-        try:
-            shared, found.skipped = fingerprinter(ids, layers, limits, up_front=True)
-            found.descriptions = shared.descriptions() if shared else {}
-        except Exception:  # noqa: BLE001 - the grades do not need them
-            shared, found.skipped = None, "the catalogue's answers could not be computed (the grader's stderr)"
-            print(f"resource-grader batch: no fingerprints:\n{traceback.format_exc()}", file=sys.stderr)
-
-    cpus = len(os.sched_getaffinity(0)) / jobs
-    slots = queue.SimpleQueue()  # which of the `jobs` shares a grading takes (affinity: which cores)
-    for slot in range(jobs):
-        slots.put(slot)
-
-    def one(submission: Path) -> Graded:
-        slot = slots.get()
-        try:
-            with CpuShare(cpus, slot) as share:
-                if slot == 0:
-                    print(f"resource-grader batch: each grading's CPU share: {share.describe()}", file=sys.stderr)
-                return grade_submission(submission, out / submission.stem / "results.json", limits, problems,
-                                        layers, secret, shared, share)
-        finally:
-            slots.put(slot)
-
-    rows, graded_all = [], []
-    with ThreadPoolExecutor(max_workers=jobs) as pool, \
-            tqdm(total=len(submissions), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
-        futures = {pool.submit(one, s): s for s in submissions}  # each grading is its own processes
-        for future in as_completed(futures):
-            graded = future.result()
-            graded_all.append(graded)
-            if graded.fingerprints is not None:
-                found.per_submission[graded.submission.name] = graded.fingerprints
-            by_id = {p.id: round(p.score, 2) for p in graded.scores}
-            rows.append([graded.submission.name, graded.status, round(sum(by_id.values()), 2),
-                         *[by_id.get(i, "") for i in ids], round(graded.seconds, 1)])
-            bar.set_postfix_str(graded.submission.name[:40])
-            bar.update()
-    with open(out / "grades.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["submission", "status", "total", *ids, "seconds"])
-        writer.writerows(sorted(rows))
-    report = classreport.write(out, sorted(graded_all, key=lambda g: g.submission.name), chosen, found)
-    print(f"{len(rows)} submissions graded; {out / 'grades.csv'}; class report {report}")
-    return 0
-
-
 def _add_common(command, defaults: Limits) -> None:
     command.add_argument("--problem", action="append", help="grade only this problem (repeatable)")
     command.add_argument("--time-limit", type=float, default=defaults.submission_seconds,
@@ -360,7 +286,20 @@ def main(argv=None) -> int:
     b.add_argument("folder", type=Path)
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
     b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                   help="submissions graded at once (default: half the cores; each uses two processes)")
+                   help="submissions graded at once on this machine (default: half the cores; each uses two "
+                        "processes); with --scheduler, the cluster's workers decide")
+    b.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on the running Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT, "
+                        "tls://...; needs the `cluster` extra); every worker reads the course secret itself")
+    b.add_argument("--retries", type=int, default=2,
+                   help="on this machine: how often a grading whose worker died is given to another (a "
+                        "cluster: its scheduler's distributed.scheduler.allowed-failures)")
+    b.add_argument("--regrade", action="store_true",
+                   help="grade every submission again, even those whose results in OUT are for the same "
+                        "submission, grader and options")
+    b.add_argument("--insecure-cluster", action="store_true",
+                   help="allow workers whose gradings can reach the network (no namespaces layer) on a cluster "
+                        "that listens on plain TCP")
     for command in (g, b):
         _add_common(command, Limits())
         # accepted everywhere, shown only where there are fingerprints (not in the student release)
@@ -374,7 +313,10 @@ def main(argv=None) -> int:
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)
     if options.command == "doctor":
+        from grader.cluster import non_root_doctor
+
         print(sandbox.doctor(options.sandbox))
+        print(non_root_doctor())
         return 0
     if options.command in kits:
         return importlib.import_module(kits[options.command]).run(options)
@@ -395,17 +337,23 @@ def main(argv=None) -> int:
     if options.command == "grade":
         return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
                      secret, options.fingerprints)
-    if options.jobs < 1:
-        parser.error("--jobs must be at least 1")
-    if not layers.sandboxed and options.sandbox != "none":
+    if options.jobs < 1 or options.retries < 0:
+        parser.error("--jobs must be at least 1, --retries at least 0")
+    # with --scheduler the workers grade, and each refuses to without a sandbox (grader/cluster.py)
+    if not layers.sandboxed and options.sandbox != "none" and options.scheduler is None:
         print(f"resource-grader batch: refusing to run other people's code without a sandbox. {layers.describe()}.\n"
               "Run `resource-grader doctor` for what is missing, or pass --no-sandbox to grade without one.",
               file=sys.stderr)
         return 2
+    from grader.batch import batch
+    from grader.cluster import ClusterError
+
     try:
         return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret,
-                     options.fingerprints)
-    except SubmissionError as exc:
+                     options.fingerprints, mode=options.sandbox, scheduler=options.scheduler,
+                     secret_file=options.secret_file, retries=options.retries, regrade=options.regrade,
+                     insecure_cluster=options.insecure_cluster)
+    except (SubmissionError, ClusterError) as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2
 

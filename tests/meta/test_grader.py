@@ -124,7 +124,7 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     done = subprocess.run(command, cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     rows = (out / "grades.csv").read_text().splitlines()
-    assert rows[0] == "submission,status,total,flops,seconds"
+    assert rows[0] == "submission,status,total,flops,seconds,attempts,reason"
     assert rows[1].startswith("alice,ok,") and rows[2].startswith("bob.zip,unreadable,0,")
     assert json.loads((out / "alice" / "results.json").read_text())["score"] > 0
     assert (out / "bob" / "results.json").exists()

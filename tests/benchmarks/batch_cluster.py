@@ -1,0 +1,68 @@
+"""batch's throughput on a Dask cluster of 1, then 2 workers (separate processes on 127.0.0.1), in one run.
+
+    python -m tests.benchmarks.batch_cluster [--submissions 6] [--problem tensors]
+
+Grades the same class (copies of the reference, each with a comment of its own so that no two are the same
+submission) through `--scheduler` on one worker, then on two, and prints each throughput (submissions per hour,
+as the class report computes it: gradings over the wall time from the first submission to the last result) and
+their ratio. Each worker grades one submission at a time (`--nthreads 1`); a grading is two processes (the tests,
+the sandboxed worker), so the ratio says how well a machine's cores are used, not only Dask's overhead: on a
+machine with fewer free cores than 2 gradings need, expect well under 2.
+"""
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.meta.dask_cluster import DaskCluster
+from tests.meta.suite import ROOT, grader_env
+
+RATE = re.compile(r"^(\d+) gradings in (\d+) s: (\d+) submissions per hour", re.M)
+
+
+def make_class(folder: Path, n: int, problem: str) -> None:
+    source = (ROOT / "reference" / f"{problem}.py").read_text()
+    for i in range(n):
+        (folder / f"student{i:03d}").mkdir(parents=True)
+        (folder / f"student{i:03d}" / f"{problem}.py").write_text(source + f"\n# student {i}\n")
+
+
+def run(folder: Path, out: Path, address: str, problem: str) -> tuple[float, str]:
+    command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", problem,
+               "--scheduler", address, "--no-fingerprints"]
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, env=grader_env(), capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    found = RATE.search((out / "report.md").read_text())
+    return float(found[3]), f"{found[1]} gradings in {found[2]} s (the batch command: {time.monotonic() - start:.0f} s)"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--submissions", type=int, default=6)
+    parser.add_argument("--problem", default="tensors")
+    options = parser.parse_args(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="ra-bench-cluster-"))
+    try:
+        make_class(tmp / "class", options.submissions, options.problem)
+        rates = []
+        with DaskCluster(tmp / "dask") as cluster:
+            for n in (1, 2):
+                cluster.add_worker(f"w{n}")
+                cluster.wait_for_workers(n)
+                rate, how = run(tmp / "class", tmp / f"grades{n}", cluster.address, options.problem)
+                rates.append(rate)
+                print(f"{n} worker{'s' * (n > 1)}: {rate:.0f} submissions per hour ({how})")
+        print(f"throughput with 2 workers / with 1: {rates[1] / rates[0]:.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

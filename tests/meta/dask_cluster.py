@@ -1,0 +1,137 @@
+"""A real Dask cluster on 127.0.0.1 for the meta-tests and the benchmark: `dask scheduler` and `dask worker`
+processes (each `--nworkers 1 --nthreads 1`, under a nanny, as a cluster runs them), stopped with everything
+they started.
+
+Every process is started in a session of its own and killed by its process group; a grading whose worker was
+killed leaves its test process running (it is in a session of its own, grader/runner.py), so the workers get
+a TMPDIR of their own (in /tmp: a sandbox's user must be able to cross the folders above its own) and `stop`
+also kills every process whose current folder is in it, unmounts what a killed grading left mounted in it
+(its home's tmpfs), then removes it.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.meta.suite import ROOT, grader_env
+
+DASK = str(Path(sys.executable).with_name("dask"))
+
+
+class DaskCluster:
+    """`with DaskCluster(tmp) as c: c.add_worker(); ... c.address`. `allowed_failures`: the scheduler's
+    distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died)."""
+
+    def __init__(self, folder: Path, allowed_failures: int = 2):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix="ra-dask-"))
+        os.chmod(self.tmp, 0o711)  # gradings' folders sit in it: others may cross, not list
+        self.processes: list[subprocess.Popen] = []
+        self.env = {**grader_env(), "TMPDIR": str(self.tmp),
+                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
+        self.address = ""
+
+    def _start(self, argv: list[str], log: str, env: dict, cwd: Path = ROOT) -> subprocess.Popen:
+        with open(self.folder / log, "ab") as out:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def __enter__(self) -> "DaskCluster":
+        scheduler_file = self.folder / "scheduler.json"
+        self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env)
+        deadline = time.monotonic() + 120
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            if time.monotonic() > deadline or self.processes[0].poll() is not None:
+                self.stop()
+                raise RuntimeError("the scheduler did not start: " + (self.folder / "scheduler.log").read_text())
+            time.sleep(0.2)
+        self.address = json.loads(scheduler_file.read_text())["address"]
+        return self
+
+    def add_worker(self, name: str, *, tree: Path | None = None) -> subprocess.Popen:
+        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from."""
+        env = dict(self.env)
+        if tree is not None:
+            env["PYTHONPATH"] = str(tree)
+        return self._start([DASK, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--host",
+                            "127.0.0.1", "--no-dashboard", "--name", name], f"{name}.log", env, tree or ROOT)
+
+    def wait_for_workers(self, n: int, timeout: float = 180) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=60) as client:
+            client.wait_for_workers(n, timeout=timeout)
+
+    def logs(self) -> str:
+        return "\n".join(f"== {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.folder.glob("*.log")))
+
+    def stop(self) -> None:
+        for process in self.processes:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in self.processes:
+            process.wait(timeout=30)
+        for pid in processes_in(self.tmp):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for mount in mounts_in(self.tmp):  # a killed grading's home (a tmpfs the sandbox never unmounted)
+            subprocess.run(["umount", "--lazy", mount], check=False, capture_output=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Processes whose current folder is inside `folder`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cwd = Path(os.readlink(entry / "cwd"))
+            except OSError:
+                continue
+            if cwd.is_relative_to(folder):
+                found.append(int(entry.name))
+    return found
+
+
+def mounts_in(folder: Path) -> list[str]:
+    """Mount points inside `folder`, deepest first."""
+    points = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()]
+    return sorted((p for p in points if Path(p).is_relative_to(folder)), key=len, reverse=True)
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of a process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
