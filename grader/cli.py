@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import has_reference, registry, sandbox
+from grader import INSTALLED_COPY, has_reference, registry, sandbox
 from grader.runner import Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
@@ -54,6 +54,7 @@ class Graded:
     status: str
     seconds: float
     fingerprints: dict | None = None  # grader/compare.py's fingerprint result, where they ran
+    untouched: frozenset[str] = frozenset()  # problems left as the stub (scoring.not_started): not started
 
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
@@ -142,7 +143,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                                                   known=known, fingerprinted=_ran(found)), indent=1))
     for line in operator:
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds, found)
+    return Graded(submission, scores, text, status, seconds, found, untouched)
 
 
 def _printable(text: str) -> str:
@@ -335,6 +336,11 @@ def main(argv=None) -> int:
     if options.command == "doctor":
         print(sandbox.doctor(options.sandbox))
         return 0
+    if options.command in ("release", "gradescope") and INSTALLED_COPY:
+        print(f"resource-grader {options.command}: builds from the repository (its README, kit and grader), which "
+              "a non-editable install does not carry: run it from a clone, installed with `pip install -e .`",
+              file=sys.stderr)
+        return 2
     if options.command in kits:
         return importlib.import_module(kits[options.command]).run(options)
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
