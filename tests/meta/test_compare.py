@@ -166,3 +166,16 @@ def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
     for functions in (contradicted, consistent):
         compare._without_contradictions(functions)
     assert contradicted[0]["matches"] == [] and consistent[0]["matches"] == [{"id": "N"}]
+
+
+def test_an_untouched_stub_is_not_started_not_a_table_of_errors(tmp_path):
+    """The sample leaves tensors as the stub: one line says so, and no worker runs it."""
+    out = tmp_path / "compare.json"
+    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(ROOT / "grader" / "samples" / "partial"),
+                          "--problem", "tensors", "--function", "can_view", "--examples", "2", "--no-sandbox",
+                          "--json", str(out)], cwd=tmp_path, env=grader_env(), capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"tensors: {compare.NOT_STARTED}" in run.stdout.splitlines(), run.stdout
+    assert "NotImplementedError" not in run.stdout.replace(compare.NOT_STARTED, "")
+    assert json.loads(out.read_text())["problems"] == [{"problem": "tensors", "not_started": True, "functions": []}]
