@@ -130,8 +130,8 @@ WRAPPERS = ("bwrap", "setpriv", "prlimit")  # grader/sandbox.py's, whose command
 
 def _kind(pid: int) -> str | None:
     """What a process of the grading is, from its command line (a fork, such as sandbox.kill_uid's child, has
-    its parent's); None once it has exited: gone, or a zombie not yet reaped (an empty command line), which
-    holds no memory."""
+    its parent's). None where it has none: gone, a zombie not yet reaped (it holds no memory), or in the
+    instant of an exec, before the new command line is written (the next sample, 50 ms later, counts it)."""
     try:
         text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
@@ -176,7 +176,7 @@ def run_measured(command: list[str]) -> Peak:
         total_pss = total_rss = 0.0
         for pid in _tree(process.pid):
             kind = _kind(pid)
-            if kind is None:  # exited: no memory to count
+            if kind is None:  # exited, or exec'ing: nothing to count now
                 continue
             pss, rss = _memory(pid)
             total_pss, total_rss = total_pss + pss, total_rss + rss
