@@ -10,6 +10,7 @@ run was killed at the submission's time limit) has failed.
 
 import ast
 import re
+import threading
 from dataclasses import dataclass, field
 
 from grader import registry
@@ -169,12 +170,18 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
+# CPython 3.11's ast.parse keeps its recursion depth in state the threads share: two at once (batch's
+# gradings) can fail with SystemError "AST constructor recursion depth mismatch"
+_PARSING = threading.Lock()
+
+
 def not_started(source: bytes | str) -> bool:
     """Whether every function and method of a problem module only raises NotImplementedError (after its
     docstring and, in a class, a `super().__init__(...)`): the untouched stub, or one with nothing written
     yet. Read from the source (it is parsed, never run)."""
     try:
-        tree = ast.parse(source)
+        with _PARSING:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
