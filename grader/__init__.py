@@ -4,7 +4,25 @@ import importlib.util
 import sys
 from pathlib import Path
 
-OFFICIAL_ROOT = Path(__file__).resolve().parent.parent  # the official assignment, tests and reference
+INSTALLED_TREE = "official"  # where a non-editable install (`pip install .`) keeps its copy of the tree (setup.py)
+
+
+def _official_root() -> Path:
+    """The official assignment, tests and reference: the repository that holds this package (a clone, an
+    editable install, the Gradescope zip, the student release), else the copy of it that setup.py put
+    inside the package when it was built as a wheel. Neither: the grader cannot grade, and says why."""
+    here = Path(__file__).resolve().parent
+    for root in (here.parent, here / INSTALLED_TREE):
+        if (root / "tests" / "registry.py").is_file():
+            return root
+    raise SystemExit(f"resource-grader: no assignment tree here ({here.parent}/tests/registry.py is missing): the "
+                     "grader runs the assignment's own tests, which this installation lacks. Install it from the "
+                     "repository with `pip install -e .` (or `make venv`) and run it there.")
+
+
+OFFICIAL_ROOT = _official_root()
+# True in a non-editable install: the tree is a copy, without the repository's README, kit and meta-tests
+INSTALLED_COPY = OFFICIAL_ROOT.name == INSTALLED_TREE and OFFICIAL_ROOT.parent == Path(__file__).resolve().parent
 
 
 def has_reference() -> bool:

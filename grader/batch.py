@@ -215,13 +215,13 @@ def _write(submission: Path, where: Path, result: dict, content: str, official: 
     record = {"content": content, "grader": official, "options": options, "status": result["status"],
               "reason": result.get("reason", ""), "seconds": result["seconds"], "worker": result["worker"],
               "total": round(sum(p.score for p in scores), 2), "scores": result["scores"],
-              "fingerprints": result["fingerprints"]}
-    return Graded(submission, scores, "", result["status"], result["seconds"], result["fingerprints"]), record
+              "fingerprints": result["fingerprints"], "untouched": result.get("untouched", [])}
+    return _graded_from(submission, record), record
 
 
 def _graded_from(submission: Path, record: dict) -> Graded:
     return Graded(submission, scores_from(record["scores"]), "", record["status"], record["seconds"],
-                  record.get("fingerprints"))
+                  record.get("fingerprints"), frozenset(record.get("untouched", [])))
 
 
 def _unreadable(submission: Path, where: Path, why: str) -> Graded:

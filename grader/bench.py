@@ -109,8 +109,10 @@ def report(what: str, measured: tuple["Peak", object]) -> None:
     print(f"{what}: {peak.seconds:6.1f} s, score {score}")
     print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "
           f"Gradescope's default is {GRADESCOPE_MEMORY_MIB:.0f} MiB), {peak.rss:.0f} MiB summed RSS")
+    print("  the largest that one process of each kind reached (at different moments: they do not add up to the "
+          "tree's peak):")
     for name, (pss, rss) in sorted(peak.by_process.items(), key=lambda item: -item[1][0]):
-        print(f"    {name:<14} peak {pss:4.0f} MiB PSS, {rss:4.0f} MiB RSS")
+        print(f"    {name:<36} peak {pss:4.0f} MiB PSS, {rss:4.0f} MiB RSS")
 
 
 @dataclass
@@ -121,18 +123,23 @@ class Peak:
     by_process: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> the largest (PSS, RSS)
 
 
-def _kind(pid: int) -> str:
-    """What a process of the grading is, from its command line (empty for a fork that changed its uid: the
-    test process's short-lived child that kills a sandbox uid's processes; then its name)."""
+KINDS = [("tests.seam.worker", "worker (the submission's code)"), ("pytest", "test process (pytest)"),
+         ("grader", "grader")]
+WRAPPERS = ("bwrap", "setpriv", "prlimit")  # grader/sandbox.py's, whose command lines hold the worker's
+
+
+def _kind(pid: int) -> str | None:
+    """What a process of the grading is, from its command line (a fork, such as sandbox.kill_uid's child, has
+    its parent's). None where it has none: gone, a zombie not yet reaped (it holds no memory), or in the
+    instant of an exec, before the new command line is written (the next sample, 50 ms later, counts it)."""
     try:
         text = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        name = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
-        return "gone"
-    for marker, kind in [("tests.seam.worker", "worker"), ("pytest", "test process"), ("grader", "grader")]:
-        if marker in text:
-            return kind
-    return os.path.basename(text.split(" ", 1)[0]) if text else f"{name} (a fork)"
+        return None
+    program = os.path.basename(text.split(" ", 1)[0])
+    if program in WRAPPERS:
+        return f"{program} (sandbox wrapper)"
+    return next((kind for marker, kind in KINDS if marker in text), program or None)
 
 
 def _memory(pid: int) -> tuple[float, float]:
@@ -168,9 +175,11 @@ def run_measured(command: list[str]) -> Peak:
     while process.poll() is None:
         total_pss = total_rss = 0.0
         for pid in _tree(process.pid):
+            kind = _kind(pid)
+            if kind is None:  # exited, or exec'ing: nothing to count now
+                continue
             pss, rss = _memory(pid)
             total_pss, total_rss = total_pss + pss, total_rss + rss
-            kind = _kind(pid)
             old = peak.by_process.get(kind, (0.0, 0.0))
             peak.by_process[kind] = (max(old[0], pss), max(old[1], rss))
         peak.pss, peak.rss = max(peak.pss, total_pss), max(peak.rss, total_rss)

@@ -2,8 +2,8 @@
 
     - a histogram of the scores per problem and of the totals (PNG files next to report.md, matplotlib's Agg
       backend), linked from it;
-    - each behaviour's failure rate across the class (a behaviour fails when any of its tests fails), worst
-      first;
+    - each behaviour's failure rate across the submissions that started its problem (a behaviour fails when
+      any of its tests fails), the worst first: a screenful, the rest summed up in a line;
     - per function, how many submissions match each catalogued mistake (the fingerprints of
       grader/compare.py, given to `write` as plain data: this module never runs the reference or the
       catalogue, so it is also the student release's);
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SCORED = ("ok", "review")
+SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
 
 
 @dataclass
@@ -69,14 +70,17 @@ def _pct(count: int, of: int) -> str:
 
 
 def failure_rates(graded: list) -> list[dict]:
-    """One row per behaviour that ran for some scored submission: how many of them failed it, worst first
-    (then by problem and the registry's order)."""
+    """One row per behaviour that some scored submission started (a problem left as the stub, `untouched`,
+    is not a failure of its behaviours: it is not counted): how many of those submissions failed it, worst
+    first (the failure rate, then the points lost, then the registry's order)."""
     rows: dict[tuple[str, str], dict] = {}
     order = []
     for g in graded:
         if g.status not in SCORED:
             continue
         for p in g.scores:
+            if p.id in g.untouched:
+                continue
             for b in p.behaviours:
                 key = (p.id, b.name)
                 if key not in rows:
@@ -86,8 +90,31 @@ def failure_rates(graded: list) -> list[dict]:
                 row["of"] += 1
                 row["failed"] += not b.passed
                 row["lost"] += b.points - b.score
-    ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], order.index(k)))
+    ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
+
+
+def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
+    """The report's "Behaviours by failure rate": a table of the `shown` worst, the rest in one line."""
+    rows = failure_rates(graded)
+    lines = ["A behaviour fails for a submission when any of its tests fails; it counts only the submissions that "
+             "started its problem (a problem left as the stub is not started), and the points lost are summed over "
+             f"them. The {min(shown, len(rows))} worst of {len(rows)}:",
+             "", "| problem | behaviour | failed | rate | points lost |", "| --- | --- | ---: | ---: | ---: |"]
+    for row in rows[:shown]:
+        lines.append(f"| {row['problem']} | {row['behaviour']} | {row['failed']} of {row['of']} | "
+                     f"{_pct(row['failed'], row['of'])} | {row['lost']:.2f} |")
+    rest = rows[shown:]
+    if rest:
+        failing = [r for r in rest if r["failed"]]
+        worst = max((r["failed"] / r["of"] for r in failing), default=0.0)
+        lines += ["", f"The other {len(rest)}: {len(failing)} failed by some (at most {worst:.0%}; "
+                      f"{sum(r['lost'] for r in rest):.2f} points lost in all), {len(rest) - len(failing)} by none."]
+    started = {r["problem"] for r in rows}
+    unstarted = [p.id for p in problems if p.id not in started]
+    if unstarted:
+        lines += ["", f"Started by no scored submission: {', '.join(unstarted)}."]
+    return lines
 
 
 def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
@@ -144,12 +171,7 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Ru
         lines.append(f"| {name} | {out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
     lines += [""] + [f"![{name}]({f'hist_{name}.png'})" for name, *_ in figures]
 
-    lines += ["", "## Behaviours by failure rate", "",
-              "A behaviour fails for a submission when any of its tests fails; points lost are summed over the class.",
-              "", "| problem | behaviour | failed | rate | points lost |", "| --- | --- | ---: | ---: | ---: |"]
-    for row in failure_rates(graded):
-        lines.append(f"| {row['problem']} | {row['behaviour']} | {row['failed']} of {row['of']} | "
-                     f"{_pct(row['failed'], row['of'])} | {row['lost']:.2f} |")
+    lines += ["", "## Behaviours by failure rate", ""] + behaviour_lines(graded, problems)
 
     lines += ["", "## Catalogued mistakes", ""]
     if fingerprints.skipped:

@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import copycheck, has_reference, registry, sandbox, scoring
+from grader import INSTALLED_COPY, copycheck, has_reference, registry, sandbox, scoring
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
@@ -53,6 +53,7 @@ class Graded:
     status: str
     seconds: float
     fingerprints: dict | None = None  # grader/compare.py's fingerprint result, where they ran
+    untouched: frozenset[str] = frozenset()  # problems left as the stub (scoring.not_started): not started
 
 
 GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
@@ -68,11 +69,6 @@ NOTHING_UPLOADED = ("Nothing of your upload was graded: it holds none of the pro
                     "under assignment/, or one folder down), so every problem is graded as the untouched stub. {found}")
 SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
              "to look at; no score is given until then.")
-
-
-# CPython 3.11's ast.parse is not thread-safe (its recursion-depth bookkeeping is shared: "SystemError: AST
-# constructor recursion depth mismatch"), and batch grades in threads: one parse at a time.
-_AST_LOCK = threading.Lock()
 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
@@ -108,9 +104,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            with _AST_LOCK:
-                untouched = frozenset(name for name, source in modules.items() if not_started(source))
-                broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
+            untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
                             seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share)
@@ -171,7 +166,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                                                   fingerprinted=_ran(found), broken=broken, missing=missing), indent=1))
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds, found)
+    return Graded(submission, scores, text, status, seconds, found, untouched)
 
 
 def _printable(text: str) -> str:
@@ -318,6 +313,11 @@ def main(argv=None) -> int:
         print(sandbox.doctor(options.sandbox))
         print(non_root_doctor())
         return 0
+    if options.command in ("release", "gradescope") and INSTALLED_COPY:
+        print(f"resource-grader {options.command}: builds from the repository (its README, kit and grader), which "
+              "a non-editable install does not carry: run it from a clone, installed with `pip install -e .`",
+              file=sys.stderr)
+        return 2
     if options.command in kits:
         return importlib.import_module(kits[options.command]).run(options)
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, has_reference, registry
+from grader.scoring import AST_LOCK
 
 K = 12  # tokens per k-gram
 W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen
@@ -74,7 +75,8 @@ def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """The names `source` binds and the attributes it assigns, which a copy can rename at will (None: it does
     not parse)."""
     try:
-        tree = ast.parse(source)
+        with AST_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # read as tokens alone
         return None
     names, attributes = set(), set()

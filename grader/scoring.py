@@ -10,6 +10,7 @@ run was killed at the submission's time limit) has failed.
 
 import ast
 import re
+import threading
 from dataclasses import dataclass, field
 
 from grader import registry
@@ -169,6 +170,11 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
+# CPython 3.11's ast.parse keeps its recursion depth in state the threads share: two at once (batch's
+# gradings) can fail with SystemError "AST constructor recursion depth mismatch"
+AST_LOCK = threading.Lock()
+
+
 WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an exception of the code under test
 # What a test raises about the code under test: its checks, the worker's limits and replies (tests/seam),
 # pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
@@ -187,7 +193,8 @@ def compile_errors(modules: dict[str, bytes]) -> dict[str, str]:
     found = {}
     for module, source in modules.items():
         try:
-            compile(source, f"{module}.py", "exec", dont_inherit=True)
+            with AST_LOCK:
+                compile(source, f"{module}.py", "exec", dont_inherit=True)
         except SyntaxError as exc:
             found[module] = f"{module}.py, line {exc.lineno}: {type(exc).__name__}: {exc.msg}"
         except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, nesting too deep to parse
@@ -220,7 +227,8 @@ def not_started(source: bytes | str) -> bool:
     docstring and, in a class, a `super().__init__(...)`): the untouched stub, or one with nothing written
     yet. Read from the source (it is parsed, never run)."""
     try:
-        tree = ast.parse(source)
+        with AST_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return False
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]

@@ -166,3 +166,29 @@ def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
     for functions in (contradicted, consistent):
         compare._without_contradictions(functions)
     assert contradicted[0]["matches"] == [] and consistent[0]["matches"] == [{"id": "N"}]
+
+
+def test_an_untouched_stub_is_not_started_not_a_table_of_errors(tmp_path):
+    """The sample leaves tensors as the stub: one line says so, and no worker runs it."""
+    out = tmp_path / "compare.json"
+    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(ROOT / "grader" / "samples" / "partial"),
+                          "--problem", "tensors", "--function", "can_view", "--examples", "2", "--no-sandbox",
+                          "--json", str(out)], cwd=tmp_path, env=grader_env(), capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"tensors: {compare.NOT_STARTED}" in run.stdout.splitlines(), run.stdout
+    assert "NotImplementedError" not in run.stdout.replace(compare.NOT_STARTED, "")
+    assert json.loads(out.read_text())["problems"] == [{"problem": "tensors", "not_started": True, "functions": []}]
+
+
+def test_the_catalogue_warns_the_operator_of_nothing():
+    """`memory:allocates` makes tensors of torch's deprecated quantized dtypes (compare draws every dtype): run
+    in the grader's process for its answers, torch's deprecation warning (once per process: hence a process
+    each) must not reach the operator."""
+    script = ("import torch; from grader import compare; {prepare}; from tests.mistakes import find_mistake; "
+              "find_mistake('memory:allocates').replaces['tensor_bytes']((2, 3), torch.qint8)")
+    for prepare, warned in [("pass", True), ("compare._prepare()", False)]:
+        run = subprocess.run([sys.executable, "-c", script.format(prepare=prepare)], cwd=ROOT, env=grader_env(),
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert ("deprecated" in run.stderr) == warned, (prepare, run.stderr)

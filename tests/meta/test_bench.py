@@ -1,0 +1,58 @@
+"""grader/bench.py's memory rows say what they measure: each process of a grading is named by what it runs,
+and one that has exited (gone, or a zombie not yet reaped) holds no memory and has no row (the old "gone" and
+"python (a fork)" rows)."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import bench
+
+pytestmark = [pytest.mark.meta]
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_processes_are_named_by_what_they_run(tmp_path):
+    wrapper = tmp_path / "bwrap"  # a program named as the sandbox's wrapper, its command line holding the worker's
+    wrapper.symlink_to(sys.executable)
+    sleep = ["-c", "import time; time.sleep(30)", "-m", "tests.seam.worker"]
+    worker, wrapped = subprocess.Popen([sys.executable, *sleep]), subprocess.Popen([wrapper, *sleep])
+    try:
+        deadline = time.monotonic() + 10  # an exec'ing process has no command line for an instant (None)
+        while None in (bench._kind(worker.pid), bench._kind(wrapped.pid)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert bench._kind(worker.pid) == "worker (the submission's code)"
+        assert bench._kind(wrapped.pid) == "bwrap (sandbox wrapper)"
+        assert bench._kind(os.getpid()) == "test process (pytest)"
+    finally:
+        for process in (worker, wrapped):
+            process.kill()
+            process.wait()
+
+
+def test_an_exited_process_has_no_row():
+    zombie = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while _state(zombie.pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _state(zombie.pid) == "Z"
+    assert bench._kind(zombie.pid) is None and bench._memory(zombie.pid) == (0.0, 0.0)
+    zombie.wait()
+    assert bench._kind(zombie.pid) is None
+
+
+def test_the_report_says_what_its_rows_are(capsys):
+    peak = bench.Peak(10.0, 600.0, 700.0, {"grader": (300.0, 350.0), "worker (the submission's code)": (200.0, 250.0)})
+    bench.report("a grading", (peak, 100.0))
+    lines = capsys.readouterr().out.splitlines()
+    assert "peak memory of the whole grading tree: 600 MiB PSS" in lines[1]
+    assert "the largest that one process of each kind reached" in lines[2]
+    assert lines[3].split() == ["grader", "peak", "300", "MiB", "PSS,", "350", "MiB", "RSS"]
+    assert lines[4].split()[:4] == ["worker", "(the", "submission's", "code)"]
