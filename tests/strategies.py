@@ -752,10 +752,12 @@ def single_ops(draw, family: str) -> tuple:
 
 
 @st.composite
-def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: int = 0) -> tuple:
+def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: int = 0,
+              family: str | None = None) -> tuple:
     """(layout, ops): a layout (a fresh contiguous tensor's if `fresh`) and a chain of 1-5 ops, each valid
-    for the tensor the ones before it made. A view that torch refuses ends the chain (it is left out
-    with `must_succeed`)."""
+    for the tensor the ones before it made, drawn from one family of TENSOR_OP_FAMILIES (any op where
+    `family` is None). A view that torch refuses ends the chain (it is left out with `must_succeed`)."""
+    names = TENSOR_OP_FAMILIES[family] if family else TENSOR_OPS
     layout = draw(tensor_layouts(min_numel=min_numel))
     if fresh:
         shape = layout[0]
@@ -764,7 +766,7 @@ def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: 
     ops = []
     for _ in range(draw(st.integers(1, 5))):
         try:
-            op = _draw_op(draw, tuple(t.shape), draw(st.sampled_from(TENSOR_OPS)))
+            op = _draw_op(draw, tuple(t.shape), draw(st.sampled_from(names)))
         except LookupError:
             op = ("contiguous",)  # applies to any tensor
         try:
