@@ -75,14 +75,14 @@ def module_specs(draw) -> dict:
 
 
 @st.composite
-def stack_specs(draw) -> dict:
+def stack_specs(draw, extras: tuple = (None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice")) -> dict:
     """Specs of tests/scenarios/memory.py's `build_stack`: Linear layers of distinct widths, each maybe
-    followed by an activation, a LayerNorm or a slicing view."""
+    followed by one of `extras` (an activation, a LayerNorm or a slicing view; None: nothing)."""
     widths = draw(distinct_sizes(draw(st.integers(2, 5)), 2, 12))
     layers = []
     for width in widths[1:]:
         layers.append(["linear", width, draw(st.booleans())])
-        extra = draw(st.sampled_from([None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice"]))
+        extra = draw(st.sampled_from(extras))
         if extra:
             layers.append([extra])
     return {"width": widths[0], "layers": layers, "batch": draw(st.integers(1, 5)),
