@@ -50,14 +50,20 @@ class BehaviourScore:
     name: str
     points: float  # its weight in this run (scaled when some behaviours of the problem did not run)
     tests: list[TestScore] = field(default_factory=list)
+    requires: str = ""  # the behaviour whose full pass its points wait for (a property alone earns nothing)
+    withheld: bool = False  # `requires` did not pass: its points are not earned, whatever its tests did
 
     @property
     def score(self) -> float:
-        return sum(t.score for t in self.tests)
+        return 0.0 if self.withheld else sum(t.score for t in self.tests)
 
     @property
     def passed(self) -> bool:
-        return all(t.passed for t in self.tests)
+        return not self.withheld and all(t.passed for t in self.tests)
+
+    @property
+    def tests_passed(self) -> int:
+        return sum(t.passed for t in self.tests)
 
 
 @dataclass
@@ -140,11 +146,12 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
         scale = problem.points / total if total else 0.0
         result = ProblemScore(problem.id, problem.title, problem.points)
         for behaviour, functions in ran:
-            score = BehaviourScore(behaviour.name, behaviour.points * scale)
+            score = BehaviourScore(behaviour.name, behaviour.points * scale, requires=behaviour.requires)
             for function in functions:
                 share = score.points / len(functions) / len(items[function])
                 score.tests += [_test_score(run, test, problem.id, share, behaviour.name) for test in items[function]]
             result.behaviours.append(score)
+        _withhold(result, {b.name: b.requires for b in problem.behaviours if b.requires})
         weighed = {f for b in problem.behaviours for f in b.tests}
         unweighted = [test for function, tests in items.items() if function not in weighed for test in tests]
         if unweighted:  # a meta-test keeps this from happening (tests/meta/test_consistency.py)
@@ -152,6 +159,14 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
                 _test_score(run, test, problem.id, 0.0, UNWEIGHTED) for test in unweighted]))
         scores.append(result)
     return scores
+
+
+def _withhold(result: ProblemScore, requires: dict[str, str]) -> None:
+    """A behaviour that checks only a property earns nothing unless the behaviour it requires (the exact
+    values of the same function) passed in full; one that did not run has not passed."""
+    passed = {b.name for b in result.behaviours if b.passed}
+    for b in result.behaviours:
+        b.withheld = b.name in requires and requires[b.name] not in passed
 
 
 def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
@@ -254,7 +269,13 @@ def _only_raises_not_implemented(body: list[ast.stmt]) -> bool:
 
 
 def _points(value: float) -> str:
+    """Points as everywhere in the grader's output: at most two decimals, no trailing zeros (2.7, 0.25, 10)."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _score(score: float, points: float) -> str:
+    """"score / points" in one format, aligned on the slash."""
+    return f"{_points(score):>7} / {_points(points):<6}"
 
 
 NAME_WIDTH = 58
@@ -280,13 +301,13 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
     rows += [f"{'problem / behaviour':<{NAME_WIDTH}}{'score':>15}  tests passed", rule]
     for p in scores:
         passed = sum(t.passed for t in p.tests)
-        rows.append(f"{p.id:<{NAME_WIDTH}}{p.score:>7.2f} / {p.points:<5}  {passed}/{len(p.tests)}")
+        rows.append(f"{p.id:<{NAME_WIDTH}}{_score(p.score, p.points)}  {passed}/{len(p.tests)}")
         for b in p.behaviours if p.id not in one_line else ():
-            passed = sum(t.passed for t in b.tests)
-            rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{b.score:>7.2f} / {_points(b.points):<5}  "
-                        f"{passed}/{len(b.tests)}")
+            rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{_score(b.score, b.points)}  {b.tests_passed}/{len(b.tests)}")
+            if b.withheld and b.tests_passed:
+                rows.append(f"        (not earned: a property alone earns nothing until '{b.requires}' passes)")
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
-    rows += [rule, f"{'total':<{NAME_WIDTH}}{total:>7.2f} / {out_of:<5}"]
+    rows += [rule, f"{'total':<{NAME_WIDTH}}{_score(total, out_of)}"]
     failed = [t for p in scores if p.id not in missing and p.id not in broken for t in p.tests if not t.passed]
     unimplemented = [t for t in failed if t.problem in untouched or t.message.startswith("NotImplementedError")]
     if broken:
@@ -341,12 +362,14 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
     its failures (`known`), then each distinct failure once, with the tests that failed with it; where the
     problem's module does not import (`broken`, its one line) or is not in the upload (`missing`), that line
     instead of the failures."""
-    passed = sum(t.passed for t in b.tests)
-    rows = [f"{passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
-    if passed < len(b.tests) and (broken or missing):
+    rows = [f"{b.tests_passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
+    if b.tests_passed < len(b.tests) and (broken or missing):
         module = b.tests[0].problem
         rows.append(f"Does not import: {broken}" if broken else f"{module}.py is not in your upload.")
         return "\n".join(rows)
+    if b.withheld and b.tests_passed:
+        rows.append(f"Its tests check a property only, which code that computes nothing right can pass: its points "
+                    f"are earned once '{b.requires}' passes.")
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:

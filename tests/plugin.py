@@ -4,6 +4,11 @@
     pytest -m flops                 # one problem
     pytest --impl reference         # the reference solution (TAs, CI)
     pytest --isolated               # the code under test runs in a worker process (the grader's mode)
+    pytest --all-failures           # every failure, those of problems not started or not compiling too
+
+A problem whose module is the untouched stub, or does not compile, is one line (or the compiler's message)
+after the run, its tests' failures counted there rather than printed; pytest's own `assert ...` explanation
+is cut after the course's message, and the profiler's lines (the audits' record of ops) are not shown.
 
 Tests never import `assignment` or `reference` by name: they take the `impl` fixture (the package under
 test) and, for expected values, the `ref` fixture (the reference, in this process; skipped where the
@@ -16,6 +21,8 @@ import importlib
 import importlib.util
 import linecache
 import os
+import re
+import traceback
 from pathlib import Path
 
 import hypothesis
@@ -74,6 +81,9 @@ def pytest_addoption(parser):
     group.addoption("--mutant", default=None, metavar="PROBLEM:MISTAKE",
                     help="TAs: the reference with one catalogued mistake swapped in (see tests/mistakes/)")
     group.addoption("--meta", action="store_true", help="also collect tests/meta (the suite's own tests)")
+    group.addoption("--all-failures", action="store_true",
+                    help="report every failure, those of problems not started (only stubs) or whose module does "
+                         "not compile included (by default each such problem is one line)")
 
 
 def pytest_configure(config):
@@ -95,6 +105,7 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
+    config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
@@ -105,6 +116,103 @@ def pytest_collection_modifyitems(config, items):
             _stop_at_not_implemented(item.obj.hypothesis)
         if isinstance(item, pytest.Function):
             item.repr_failure = _short_for_not_implemented(item, item.repr_failure)
+
+
+# -- what a student reads: one line per problem not started, one message for a module that does not compile -
+
+NOT_STARTED, NOT_COMPILING = "not started", "not compiling"
+
+
+def folded_problems(config, items) -> dict[str, tuple[str, str]]:
+    """The problems of `items` whose failures are reported as one line: {problem: (NOT_STARTED or NOT_COMPILING,
+    the compiler's message)}. Read from `assignment/`'s source, never run (grader/scoring.py's `not_started`)."""
+    if config.getoption("--impl") != "assignment":
+        return {}
+    from grader.scoring import not_started
+
+    folded = {}
+    for problem in sorted({problem_of(item) for item in items} - {None}):
+        path = ROOT / "assignment" / f"{problem}.py"
+        if not path.is_file():
+            continue
+        source = path.read_bytes()
+        try:
+            compile(source, str(path.relative_to(ROOT)), "exec")
+        except (SyntaxError, ValueError) as error:
+            folded[problem] = (NOT_COMPILING, _compile_error(error))
+            continue
+        if not_started(source):
+            folded[problem] = (NOT_STARTED, "")
+    return folded
+
+
+def _compile_error(error: Exception) -> str:
+    return "".join(traceback.format_exception_only(type(error), error)).rstrip()
+
+
+def _report_problem(report) -> str | None:
+    return next((k for k in report.keywords if k in BY_ID), None)
+
+
+def pytest_report_teststatus(report, config):
+    """A failure of a folded problem is counted under its problem's line, not reported on its own."""
+    folded = getattr(config, "_ra_folded", {})
+    if report.failed and folded:
+        problem = _report_problem(report)
+        if problem in folded:
+            return folded[problem][0], "F", folded[problem][0].upper()
+    return None
+
+
+PROFILER_CHATTER = re.compile(r"^(USDT|STAGE):\S+ \S+ \d+:\d+ \S+\.cpp:\d+\] .*\n?", re.MULTILINE)
+DIFFERENTIAL_SKIP = "differential test"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The course's assertion message alone (pytest's rewritten `assert ...` explanation after it cut: the message
+    already says what was expected), and no lines of torch's profiler (the audits' record of every op) in what
+    the test printed."""
+    if call.excinfo is not None and call.excinfo.errisinstance(AssertionError):
+        _cut_assertion_explanation(call.excinfo.value)
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(name, PROFILER_CHATTER.sub("", text)) for name, text in report.sections
+                       if PROFILER_CHATTER.sub("", text).strip() or not text.strip()]
+
+
+def _cut_assertion_explanation(error: AssertionError) -> None:
+    text = str(error)
+    cut = text.find("\nassert ")
+    if error.args and cut > 0 and not text.startswith("assert "):
+        error.args = (text[:cut],)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """One line per folded problem; the differential tests' skip, said once without -rs."""
+    folded = getattr(config, "_ra_folded", {})
+    counts: dict[str, int] = {}
+    for kind in (NOT_STARTED, NOT_COMPILING):
+        for report in terminalreporter.stats.get(kind, []):
+            problem = _report_problem(report)
+            counts[problem] = counts.get(problem, 0) + (report.when == "call" or report.when == "setup")
+    shown = {p: v for p, v in folded.items() if counts.get(p)}
+    if shown:
+        terminalreporter.section("problems not started or not compiling", sep="-")
+        for problem, (kind, message) in shown.items():
+            n = counts[problem]
+            tests = f"{n} test{'s' if n > 1 else ''}"
+            if kind == NOT_STARTED:
+                terminalreporter.line(f"{problem}: not started, every function raises NotImplementedError ({tests} "
+                                      f"fail; `pytest -m {problem} --all-failures` shows each)")
+            else:
+                terminalreporter.line(f"{problem}: assignment/{problem}.py does not compile, so its {tests} fail:")
+                terminalreporter.line(message)
+    skipped = [r for r in terminalreporter.stats.get("skipped", [])
+               if isinstance(r.longrepr, tuple) and DIFFERENTIAL_SKIP in str(r.longrepr[-1])]
+    if skipped and "s" not in (config.option.reportchars or "").replace("a", "s").replace("A", "s"):
+        reason = str(skipped[0].longrepr[-1]).removeprefix("Skipped: ")
+        terminalreporter.line(f"SKIPPED {len(skipped)} test{'s' if len(skipped) > 1 else ''}: {reason}")
 
 
 class _NotImplementedStop(Skipped):

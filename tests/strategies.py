@@ -75,14 +75,14 @@ def module_specs(draw) -> dict:
 
 
 @st.composite
-def stack_specs(draw) -> dict:
+def stack_specs(draw, extras: tuple = (None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice")) -> dict:
     """Specs of tests/scenarios/memory.py's `build_stack`: Linear layers of distinct widths, each maybe
-    followed by an activation, a LayerNorm or a slicing view."""
+    followed by one of `extras` (an activation, a LayerNorm or a slicing view; None: nothing)."""
     widths = draw(distinct_sizes(draw(st.integers(2, 5)), 2, 12))
     layers = []
     for width in widths[1:]:
         layers.append(["linear", width, draw(st.booleans())])
-        extra = draw(st.sampled_from([None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice"]))
+        extra = draw(st.sampled_from(extras))
         if extra:
             layers.append([extra])
     return {"width": widths[0], "layers": layers, "batch": draw(st.integers(1, 5)),
@@ -752,10 +752,12 @@ def single_ops(draw, family: str) -> tuple:
 
 
 @st.composite
-def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: int = 0) -> tuple:
+def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: int = 0,
+              family: str | None = None) -> tuple:
     """(layout, ops): a layout (a fresh contiguous tensor's if `fresh`) and a chain of 1-5 ops, each valid
-    for the tensor the ones before it made. A view that torch refuses ends the chain (it is left out
-    with `must_succeed`)."""
+    for the tensor the ones before it made, drawn from one family of TENSOR_OP_FAMILIES (any op where
+    `family` is None). A view that torch refuses ends the chain (it is left out with `must_succeed`)."""
+    names = TENSOR_OP_FAMILIES[family] if family else TENSOR_OPS
     layout = draw(tensor_layouts(min_numel=min_numel))
     if fresh:
         shape = layout[0]
@@ -764,7 +766,7 @@ def op_chains(draw, fresh: bool = False, must_succeed: bool = False, min_numel: 
     ops = []
     for _ in range(draw(st.integers(1, 5))):
         try:
-            op = _draw_op(draw, tuple(t.shape), draw(st.sampled_from(TENSOR_OPS)))
+            op = _draw_op(draw, tuple(t.shape), draw(st.sampled_from(names)))
         except LookupError:
             op = ("contiguous",)  # applies to any tensor
         try:

@@ -238,9 +238,22 @@ def test_mfu_is_achieved_over_peak(impl, flops, seconds, peak):
 def test_audit_counter_does_not_use_flopcountermode(impl):
     mentions = audit.forbidden_mentions(impl.name, "flops", ("FlopCounterMode", "flop_counter", "flop_registry"))
     assert not mentions, f"{impl.name}/flops.py uses torch's FLOP counter (the oracle):\n" + "\n".join(mentions)
-    # And at run time: the counter still counts with torch.utils.flop_counter made unusable.
-    expect_counter(impl, transformer_spec(TransformerConfig(11, 6, 1, 2, 5), 2, 3, True),
-                   scenario=scenarios.count_without_oracle)
+    # And at run time: the counter counts the same with torch.utils.flop_counter made unusable. Whether the
+    # count is right is the other tests' business: the audit fails only where the oracle is reached.
+    spec = transformer_spec(TransformerConfig(11, 6, 1, 2, 5), 2, 3, True)
+    what = f"FlopCounter on {spec}"
+    hint = "count with your own formulas per aten op; do not use torch.utils.flop_counter"
+    usable = impl.run(scenarios.count, spec)
+    try:
+        unusable = impl.run(scenarios.count_without_oracle, spec)
+    except Exception as error:
+        if type(error).__module__.startswith("tests.seam"):  # the worker died or timed out: not an answer
+            raise
+        raise AssertionError(f"{what} with torch.utils.flop_counter made unusable raised\n  "
+                             f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}\n"
+                             f"  hint: {hint}") from None
+    assert unusable == usable, (f"{what} counts {usable} with torch.utils.flop_counter usable and {unusable} with "
+                                f"it made unusable: it uses the oracle\n  hint: {hint}")
 
 
 # -- differential: the same inputs through the reference ------------------------------------------------

@@ -327,11 +327,20 @@ def test_audit_does_not_use_einops(impl):
                 if "einops" in m.lower().replace("einopserror", "")]
     assert not mentions, f"{impl.name}/mini_einops.py uses the einops library (the oracle):\n" + "\n".join(mentions)
     for name, args, kwargs in AUDIT_CALLS:
+        # Fails only where einops is reached: whether the answer is right is the other tests' business.
         ran = impl.run(scenarios.einops_calls, "mini_einops", name, args, kwargs)
-        assert ran["error"] is None, f"mini_einops.{name} on {args[-1]!r} raised {ran['error']}"
         assert not ran["einops"], f"mini_einops.{name} ran einops.{', einops.'.join(ran['einops'])} (the oracle)"
-        expected = getattr(einops, name)(*args, **kwargs)
-        assert torch.equal(ran["result"], expected), f"mini_einops.{name}{tuple(args[-1:])} differs from einops"
+        if ran["error"] is not None:
+            try:
+                getattr(impl.mini_einops, name)(*args, **kwargs)
+            except NotImplementedError:
+                raise
+            except Exception as error:  # the same failure unwatched: a bug, not the audit's business
+                if type(error).__module__.startswith("tests.seam"):
+                    raise
+                continue
+            raise AssertionError(f"mini_einops.{name} on {args[-1]!r} raised {ran['error']} only while einops was "
+                                 "watched: it reaches einops")
 
 
 # -- differential: the same generated calls through the reference -----------------------------------------

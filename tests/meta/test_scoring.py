@@ -4,6 +4,7 @@ table's untouched stubs, one line per problem."""
 
 import json
 import math
+import re
 
 import jsonschema
 import pytest
@@ -49,7 +50,8 @@ def test_a_full_run_gives_each_behaviour_its_weight_and_the_problem_its_points()
 
 def test_parametrized_items_share_their_functions_points_and_functions_their_behaviours():
     flops = BY_ID["flops"]
-    core = next(b for b in flops.behaviours if len(b.tests) == 2)  # two test functions
+    core = next(b for b in flops.behaviours  # two test functions, and no behaviour waits for it
+                if len(b.tests) == 2 and not any(other.requires == b.name for other in flops.behaviours))
     items = {**every_function("flops"), core.tests[0]: 4}
     failing = {f"tests/test_flops.py::{core.tests[0]}[0]"}
     scores = score_run(run_of("flops", items, failing))
@@ -105,6 +107,29 @@ def test_results_json_has_one_valid_gradescope_test_per_behaviour():
     assert first["extra_data"]["problem"] == "flops" and "failed" in first["extra_data"]["tests"].values()
 
 
+def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_passes():
+    for problem in PROBLEMS:
+        for gated in (b for b in problem.behaviours if b.requires):
+            required = next(b for b in problem.behaviours if b.name == gated.requires)
+            failing = {f"tests/test_{problem.id}.py::{f}" for f in required.tests[:1]}
+            scores = score_run(run_of(problem.id, every_function(problem.id), failing))
+            got = behaviour(scores, gated.name)
+            assert got.withheld and got.score == 0 and not got.passed and got.tests_passed == len(got.tests)
+            withheld = sum(b.points for b in problem.behaviours if b.requires == required.name)
+            assert math.isclose(scores[0].score, problem.points - withheld - required.points / len(required.tests))
+            assert "earned once" in results_json(scores, seconds=1.0, output="")["tests"][
+                scores[0].behaviours.index(got)]["output"]
+            assert f"until '{required.name}' passes" in table(scores, [])
+            [whole] = score_run(run_of(problem.id, every_function(problem.id)))
+            assert not behaviour([whole], gated.name).withheld
+
+
+def test_scores_print_in_one_format():
+    failing = {f"tests/test_memory.py::{f}" for f in BY_ID["memory"].behaviours[0].tests}
+    text = table(score_run(run_of("memory", every_function("memory"), failing)), [])
+    assert "0.5 / 0.5" in text and not re.search(r"\.\d0 / ", text), text  # never 0.50 / 0.5
+
+
 def test_the_stubs_fail_every_behaviour_and_the_table_keeps_the_totals_per_problem():
     failing = {f"tests/test_memory.py::{f}" for f in every_function("memory")}
     scores = score_run(run_of("memory", every_function("memory"), failing))
@@ -112,7 +137,7 @@ def test_the_stubs_fail_every_behaviour_and_the_table_keeps_the_totals_per_probl
     jsonschema.validate(results, SCHEMA)
     assert results["score"] == 0 and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
     text = table(scores, [])
-    assert f"memory{' ' * 10}" in text and f"0.00 / {BY_ID['memory'].points}" in text
+    assert f"memory{' ' * 10}" in text and f"      0 / {BY_ID['memory'].points} " in text
     assert all(b.name in text for b in BY_ID["memory"].behaviours)
 
 

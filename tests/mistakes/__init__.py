@@ -35,9 +35,12 @@ def catalog(problem: str) -> list[Mistake]:
 
 
 def find_mistake(spec: str) -> Mistake:
-    """`spec` is "problem:mistake_id"."""
+    """`spec` is "problem:mistake_id" (or a nonsense implementation's id, tests/mistakes/nonsense.py)."""
     problem, _, mistake_id = spec.partition(":")
-    for mistake in catalog(problem):
+    found = catalog(problem)
+    if mistake_id.startswith(("nonsense-", "core-")):  # not mistakes: tests/meta/test_nonsense.py's
+        found = importlib.import_module("tests.mistakes.nonsense").nonsense(problem)
+    for mistake in found:
         if mistake.id == mistake_id:
             return mistake
     known = ", ".join(f"{problem}:{m.id}" for m in catalog(problem)) or "none"

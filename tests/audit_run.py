@@ -1,0 +1,21 @@
+"""The run-time half of the oracle audits: the code under test answers the same with the oracle made unusable.
+
+An audit fails only for what it audits: reaching the oracle. Whether the answer is right is the other tests'
+business, so an audit compares the code under test with itself (the oracle usable, then unusable), never
+with the oracle's answer, and names the call that differed or raised.
+"""
+
+SEAM_MODULE = "tests.seam"  # the worker's own failures (died, timed out): not an answer of the code under test
+
+
+def run_without(impl, scenario, *args, what: str, oracle: str, hint: str):
+    """`impl.run(scenario, *args)` (a scenario that makes `oracle` unusable around its run); raised as an
+    AssertionError naming `what` where the code under test raised."""
+    try:
+        return impl.run(scenario, *args)
+    except Exception as error:
+        if type(error).__module__.startswith(SEAM_MODULE) or isinstance(error, NotImplementedError):
+            raise
+        first = str(error).splitlines()[0] if str(error) else ""
+        raise AssertionError(f"{what} with {oracle} made unusable raised\n  {type(error).__name__}: {first}\n"
+                             f"  hint: {hint}") from None

@@ -1,0 +1,171 @@
+"""Nonsense: implementations that compute nothing right, and must earn (almost) nothing.
+
+Not mistakes a student makes (those are the problems' catalogues, each caught by a test): code that a
+student who has read the tests could write to collect the points of tests that check only a property (a
+bound, a trend, "raises on bad input", "a torch optimizer"). `tests/meta/test_nonsense.py` swaps each into
+the reference, as `--mutant` swaps a catalogued mistake (`pytest --impl reference --mutant
+memory:nonsense-zero`), scores the run with the grader's own scoring and asserts how little it earns.
+
+Two kinds, per problem (`nonsense(problem)`):
+
+- **whole module** (`nonsense-<flavour>`): every public function of the module replaced by one flavour of
+  nonsense (returns 0, returns its first argument, raises the module's error), and each class with a
+  behaviour (a counter, an optimizer) by one that does nothing; plus the problem's own nonsense where a
+  generic one is too easy to catch (a loop over micro-batches that never calls the loss);
+- **core** (`core-<what>`): the reference with only the problem's core replaced by nonsense (the activation
+  counter counting nothing, `view_result` answering its input's layout): the rest of the problem is right.
+"""
+
+import importlib
+import inspect
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from tests.mistakes import Mistake
+
+WHOLE, CORE = "whole module", "core"
+
+
+def _zero(*args, **kwargs):
+    return 0
+
+
+def _first(*args, **kwargs):
+    return args[0] if args else None
+
+
+def _raiser(error: type[Exception]):
+    def raises(*args, **kwargs):
+        raise error("nonsense")
+
+    return raises
+
+
+class CountsNothingFlops(TorchDispatchMode):
+    """A FlopCounter that runs every op and counts none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.total, self.by_op = 0, {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class CountsNothingSaved:
+    """A SavedActivations that saves as autograd does and counts nothing."""
+
+    def __init__(self) -> None:
+        self.total, self.storages = 0, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+class StepsNothing(torch.optim.Optimizer):
+    """An AdamW that is a torch optimizer with AdamW's hyperparameters and never changes a parameter."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, **kwargs):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def step(self, closure=None):
+        if closure is None:
+            return None
+        with torch.enable_grad():
+            return closure()
+
+
+BEHAVING_CLASSES = {"FlopCounter": CountsNothingFlops, "SavedActivations": CountsNothingSaved,
+                    "AdamW": StepsNothing}
+
+
+def never_calls_the_loss(model, loss_fn, inputs, targets, micro_batch_size):
+    """The issue's example: a loop over micro-batches that backpropagates the outputs' sum, never the loss,
+    and returns 0.0."""
+    model.zero_grad(set_to_none=True)
+    for start in range(0, inputs.shape[0], max(micro_batch_size, 1)):
+        model(inputs[start:start + micro_batch_size]).sum().backward()
+    return 0.0
+
+
+def train_step_never_calls_the_loss(model, optimizer, loss_fn, inputs, targets, micro_batch_size):
+    optimizer.zero_grad(set_to_none=True)
+    never_calls_the_loss(model, loss_fn, inputs, targets, micro_batch_size)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return 0.0
+
+
+def checkpoint_calls_fn_once(fn, *args):
+    """A checkpoint that is a plain call: nothing recomputed, everything saved."""
+    plain = fn(*args)
+    return plain
+
+
+def sequential_calls_each_once(layers, segments, x):
+    for layer in layers:
+        x = layer(x)
+    return x
+
+
+def view_result_of_the_input(shape, strides, offset, ops):
+    """view_result answering its input's layout, whatever the ops."""
+    return tuple(shape), tuple(strides), offset
+
+
+def _public(problem: str) -> dict[str, object]:
+    module = importlib.import_module(f"reference.{problem}")
+    return {name: getattr(module, name) for name in module.__all__}
+
+
+def _whole(problem: str, flavour: str, function, description: str, extra: dict | None = None) -> Mistake:
+    replaces = {}
+    for name, value in _public(problem).items():
+        if name in BEHAVING_CLASSES:
+            replaces[name] = BEHAVING_CLASSES[name]
+        elif inspect.isfunction(value):
+            replaces[name] = function
+    replaces.update(extra or {})
+    return Mistake(problem, f"nonsense-{flavour}", f"{WHOLE}: {description}", replaces)
+
+
+# The core of each problem, where it has one that the rest of the problem does not need: replaced alone.
+CORES = {
+    "tensors": ("view_result", {"view_result": view_result_of_the_input}),
+    "flops": ("FlopCounter", {"FlopCounter": CountsNothingFlops}),
+    "memory": ("SavedActivations", {"SavedActivations": CountsNothingSaved}),
+    "adamw": ("AdamW", {"AdamW": StepsNothing}),
+    "gradient_accumulation": ("the loop", {"accumulate_gradients": never_calls_the_loss,
+                                           "train_step": train_step_never_calls_the_loss}),
+    "activation_checkpointing": ("checkpoint", {"checkpoint": checkpoint_calls_fn_once,
+                                                "checkpoint_sequential": sequential_calls_each_once}),
+}
+
+EXTRA = {
+    "gradient_accumulation": {"accumulate_gradients": never_calls_the_loss,
+                              "train_step": train_step_never_calls_the_loss},
+    "activation_checkpointing": {"checkpoint": checkpoint_calls_fn_once,
+                                 "checkpoint_sequential": sequential_calls_each_once},
+}
+
+
+def nonsense(problem: str) -> list[Mistake]:
+    """The nonsense implementations of `problem`: whole-module ones, then its core's."""
+    error = getattr(importlib.import_module(f"reference.{problem}"), "EinopsError", ValueError)
+    found = [
+        _whole(problem, "zero", _zero, "every function returns 0; classes do nothing"),
+        _whole(problem, "input", _first, "every function returns its first argument; classes do nothing"),
+        _whole(problem, "raise", _raiser(error), f"every function raises {error.__name__}; classes do nothing"),
+    ]
+    if problem in EXTRA:
+        found.append(_whole(problem, "own", _zero, "every function returns 0, the problem's own nonsense where a "
+                            "generic one is caught at once", EXTRA[problem]))
+    if problem in CORES:
+        what, replaces = CORES[problem]
+        found.append(Mistake(problem, "core-nonsense", f"{CORE}: {what} replaced by nonsense, the rest right",
+                             replaces))
+    return found
