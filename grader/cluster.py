@@ -250,7 +250,8 @@ def grade_task(job: dict) -> str:
         results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
     return json.dumps({"name": job["name"], "status": graded.status, "seconds": graded.seconds,
                        "scores": [asdict(p) for p in graded.scores], "fingerprints": graded.fingerprints,
-                       "untouched": sorted(graded.untouched), "results": results, "operator": operator, "worker": address}, default=str)
+                       "untouched": sorted(graded.untouched),
+                       "results": results, "operator": operator, "worker": address}, default=str)
 
 
 def descriptions_task(problems: list[str], mode: str, limits: dict) -> dict:
