@@ -1,4 +1,9 @@
-"""The worker's guard: what the code under test may not do inside the worker, and evidence of what it tried.
+"""The worker's guard: evidence of what the code under test tried inside the worker, for a person to review.
+
+It is the last of the sandbox's layers (grader/sandbox.py) and never the wall: the oracles are absent from the
+worker (tests/seam/absent.py) and the kernel refuses new processes, tracing and other processes' memory
+(tests/seam/seccomp.py), whatever the code does to the guard. What it still decides alone: a request of
+`tensors` or `precision` that turns off the profiler's record of ops (their oracle is torch itself).
 
 The worker (tests/seam/worker.py) installs it once its own modules and the oracles are imported and before
 the code under test is. Three parts, read top to bottom:
