@@ -41,11 +41,14 @@ def locate(name: str) -> Path | None:
         return None
     if not spec.submodule_search_locations:
         return Path(spec.origin) if not rest and spec.origin and spec.origin.endswith(".py") else None
+    if not rest and spec.origin is None:  # a package whose folder the sandbox emptied: a namespace package now
+        return Path(next(iter(spec.submodule_search_locations)))
     for location in spec.submodule_search_locations:
         base = Path(location).joinpath(*rest)
-        if (base / "__init__.py").is_file():
+        # where the sandbox hides it, a module's file is /dev/null and a package an empty folder: still found
+        if (base / "__init__.py").exists() or rest and base.is_dir() and not any(base.iterdir()):
             return base
-        if base.with_suffix(".py").is_file():
+        if base.with_suffix(".py").exists():
             return base.with_suffix(".py")
     return None
 
