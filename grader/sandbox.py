@@ -1,19 +1,38 @@
 """The sandbox that student code runs in while it is graded, made of operating-system boundaries.
 
 The grader opens one `Sandbox` per submission; the test process starts every worker through its `Spec`
-(tests/seam/client.py). Layers, read top to bottom, each on where the machine allows it
-(`resource-grader doctor` says which are and why):
+(tests/seam/client.py). Layers, in the order they apply, each with the attacks it stops, each on where the
+machine allows it (`resource-grader doctor` says which are and why):
 
-1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps
+1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps.
+                               Stops: disk, CPU and file-descriptor bombs, core files.
 2. user        grader is root  a uid/gid of its own per grading (claim_uid: no two graders of the machine
                                ever share one), no supplementary groups, at most
                                MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
-                               signal, trace or read the grader's processes, nor open its private files
+                               signal, trace or read the grader's processes, nor open its private files.
+                               Stops: reading the reference and the results, killing or tracing the grader,
+                               another grading's files, fork bombs beyond the process cap.
 3. namespaces  bwrap works     new pid, ipc, net, uts and mount namespaces: the worker sees only the
                                interpreter, its libraries, the worker's code (read-only) and its home;
-                               no network; its whole process tree dies with the namespace
-4. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
-                               (user layer) whatever its uid left in the shared temporary folders
+                               no network; its whole process tree dies with the namespace.
+                               Stops: the network, other processes, the rest of the filesystem, leftovers.
+4. oracles     always          the problem's oracles (tests/registry.py ORACLES) absent from its worker:
+                               stub modules in place of them before torch is imported, their compiled
+                               kernels replaced (tests/seam/absent.py); their files masked in the view
+                               (namespaces) or denied to the sandbox's uid by an ACL entry (user layer
+                               alone, `hide_oracles`). Stops: delegating to the oracle however it is reached
+                               (captured, forwarded from a thread, re-imported, renamed, read and compiled,
+                               rebuilt from code objects, run between requests, through a scenario).
+5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (tests/seam/seccomp.py),
+                               on before the code under test is imported: no new process, no ptrace, no
+                               other process's memory, no namespaces; threads allowed. Stops: fork bombs,
+                               exec, daemons, tracing and reading other processes.
+6. guard       always          (in the worker, tests/seam/guard.py) Python-level evidence for a person:
+                               opening an oracle's source, rebinding the grader's code, reaching into the
+                               guard; a grade never depends on it alone.
+7. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
+                               (user layer) whatever its uid left in the shared temporary folders, and its
+                               ACL entries on the oracles' files.
 
 The folders of one grading, under one temporary folder that others may cross but not list:
 
@@ -30,6 +49,7 @@ import pwd
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -68,12 +88,18 @@ class Spec:
     cpu_seconds: int = 600
     binds: list[str] = field(default_factory=list)  # read-only, at the same path (namespaces)
     masks: list[str] = field(default_factory=list)  # secret folders inside binds, hidden under an empty tmpfs
+    oracles: dict[str, list[str]] = field(default_factory=dict)  # problem -> its oracles' files, hidden from its worker
 
     @classmethod
     def load(cls, path: str | Path) -> "Spec":
         return cls(**json.loads(Path(path).read_text()))
 
-    def command(self, argv: list[str]) -> list[str]:
+    def command(self, argv: list[str], problem: str | None = None) -> list[str]:
+        """The command that starts `argv` in the sandbox, for a worker of `problem`: its oracles' files are
+        masked (namespaces) or, with the user layer alone, made unreadable to the sandbox's uid from now until
+        a worker of another problem starts or the grading ends (`hide_oracles`)."""
+        if "user" in self.layers and "namespaces" not in self.layers and acl_problem() is None:
+            hide_oracles(self.uid, self.oracles.get(problem or "", []), self.oracles)
         limits = [f"--fsize={FILE_BYTES}", f"--cpu={self.cpu_seconds}", f"--nofile={OPEN_FILES}", "--core=0"]
         if "user" in self.layers:  # the process count is per uid: only meaningful for a uid of its own
             limits.append(f"--nproc={MAX_PROCESSES}")
@@ -82,7 +108,7 @@ class Spec:
             argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--no-new-privs",
                     "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
         if "namespaces" in self.layers:
-            argv = ["bwrap", *self._bwrap_options(), "--", *argv]
+            argv = ["bwrap", *self._bwrap_options(self.oracles.get(problem or "", [])), "--", *argv]
         return argv
 
     def env(self) -> dict[str, str]:
@@ -92,7 +118,7 @@ class Spec:
                    MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
         return env
 
-    def _bwrap_options(self) -> list[str]:
+    def _bwrap_options(self, oracles: list[str] = ()) -> list[str]:
         options = ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                    "--hostname", "sandbox", "--die-with-parent", "--new-session", "--dev", "/dev", "--proc", "/proc"]
         options += system_links()
@@ -101,6 +127,7 @@ class Spec:
             options += ["--ro-bind", path, path]
         for path in self.masks:
             options += ["--tmpfs", path]
+        options += mask_options(oracles)
         return options + ["--ro-bind", self.tree, self.tree, "--bind", self.home, self.home, "--chdir", self.home]
 
     def kill_all(self) -> None:
@@ -109,6 +136,105 @@ class Spec:
         if "user" in self.layers:
             kill_uid(self.uid)
             hold_uid(self.uid)
+
+
+# -- the oracles: absent from the worker of their problem (tests/seam/absent.py) --------------------------
+
+def oracle_files() -> dict[str, list[str]]:
+    """Problem -> the files and folders of its oracles' modules (tests/registry.py ORACLES), found without
+    importing them: what its worker must not see."""
+    from tests.registry import ORACLES
+    from tests.seam import absent
+
+    return {problem: paths for problem, names in ORACLES.items() if (paths := absent.hidden_paths(names))}
+
+
+def mask_options(paths: list[str]) -> list[str]:
+    """bwrap options that hide `paths` (namespaces): a file reads as /dev/null, a folder as an empty
+    read-only tmpfs."""
+    options = []
+    for path in paths:
+        if os.path.isdir(path):
+            options += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            options += ["--ro-bind", "/dev/null", path]
+    return options
+
+
+ACL_XATTR = "system.posix_acl_access"
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+ACL_UNDEFINED_ID = 0xFFFFFFFF
+
+
+def _acl(path: str) -> list[tuple[int, int, int]]:
+    """The access ACL of `path` as (tag, perm, id) entries; the one its mode means where it has none."""
+    try:
+        raw = os.getxattr(path, ACL_XATTR, follow_symlinks=False)
+    except OSError:
+        mode = os.stat(path).st_mode
+        return [(ACL_USER_OBJ, mode >> 6 & 7, ACL_UNDEFINED_ID), (ACL_GROUP_OBJ, mode >> 3 & 7, ACL_UNDEFINED_ID),
+                (ACL_OTHER, mode & 7, ACL_UNDEFINED_ID)]
+    return [struct.unpack_from("<HHI", raw, 4 + 8 * i) for i in range((len(raw) - 4) // 8)]
+
+
+def _set_acl(path: str, entries: list[tuple[int, int, int]]) -> None:
+    """Write `entries`; without named users it is the mode alone (the ACL removed)."""
+    named = [e for e in entries if e[0] in (ACL_USER, ACL_GROUP)]
+    if not named:
+        try:
+            os.removexattr(path, ACL_XATTR, follow_symlinks=False)
+        except OSError:
+            pass
+        return
+    group = next(e[1] for e in entries if e[0] == ACL_GROUP_OBJ)
+    entries = [e for e in entries if e[0] != ACL_MASK] + [(ACL_MASK, group, ACL_UNDEFINED_ID)]
+    raw = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in sorted(entries, key=lambda e: (e[0], e[2])))
+    os.setxattr(path, ACL_XATTR, raw, follow_symlinks=False)
+
+
+def hide_oracles(uid: int, hidden: list[str], every: dict[str, list[str]]) -> None:
+    """With the user layer alone: `uid` may read none of `hidden` (an ACL entry with no rights, which
+    concerns that uid alone, so concurrent gradings of other problems still read them) and again every other
+    oracle file of `every`. Raises OSError where the filesystem has no ACLs (`doctor` says so)."""
+    with open(UID_LOCKS / "acl.lock", "a") as lock:  # gradings edit the same files' ACLs
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for path in sorted({p for paths in every.values() for p in paths}):
+            entries = [e for e in _acl(path) if not (e[0] == ACL_USER and e[2] == uid)]
+            if path in hidden:
+                entries.append((ACL_USER, 0, uid))
+            _set_acl(path, entries)
+
+
+_acl_problem: list[str | None] = []
+
+
+def acl_problem() -> str | None:
+    """Why this machine cannot deny one uid an oracle's files by ACL, or None (checked once)."""
+    if not _acl_problem:
+        why = None
+        files = [p for paths in oracle_files().values() for p in paths]
+        if os.geteuid() != 0:
+            why = "the grader is not root"
+        elif files:
+            try:
+                _set_acl(files[0], _acl(files[0]))  # rewrites what is there: a no-op that needs ACL support
+            except OSError as exc:
+                why = f"no POSIX ACLs on {files[0]}'s filesystem ({exc.strerror})"
+        _acl_problem.append(why)
+    return _acl_problem[0]
+
+
+_kernel_filter: list[str | None] = []
+
+
+def kernel_filter_problem() -> str | None:
+    """Why the worker's seccomp filter (tests/seam/seccomp.py) does not hold here, or None (checked once,
+    in a child process)."""
+    if not _kernel_filter:
+        from tests.seam import seccomp
+
+        _kernel_filter.append(seccomp.unsupported() or seccomp.selftest())
+    return _kernel_filter[0]
 
 
 def system_links() -> list[str]:
@@ -385,7 +511,7 @@ class Sandbox:
         binds = _interpreter_paths()
         masks = [s for s in _secret_paths() if _inside(s, binds)]
         spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
-                    binds, masks)
+                    binds, masks, oracle_files())
         path = self.private / "sandbox.json"
         path.write_text(json.dumps(asdict(spec)))
         return path
@@ -407,6 +533,11 @@ class Sandbox:
                 time.sleep(0.05)
             if alive:
                 self.problems.append(f"processes of uid {self.uid} survived the teardown: {alive}")
+        if self.uid is not None and "namespaces" not in self.layers.active:
+            try:
+                hide_oracles(self.uid, [], oracle_files())  # the uid's entries removed: it may be another's next
+            except OSError as exc:
+                self.problems.append(f"could not lift the oracles' ACL entries of uid {self.uid}: {exc}")
         if self.mounted and subprocess.run(["umount", "--lazy", str(self.home)], capture_output=True).returncode:
             self.problems.append(f"could not unmount {self.home}")
         shutil.rmtree(self.top, onerror=lambda _f, path, e: self.problems.append(f"could not remove {path}: {e[1]}"))
@@ -472,6 +603,15 @@ def doctor(mode: str = "auto") -> str:
         state = "on " if layer in layers.active else "off"
         rows.append(f"{layer:<11} {state}  {on_text if layer in layers.active else layers.why_not.get(layer, '')}")
     rows += [f"{'':<16}{note}" for note in layers.notes]
+    if layers.sandboxed:
+        hiding = ("masked in its view" if "namespaces" in layers.active else
+                  "unreadable to the sandbox's uid (an ACL entry per grading)" if acl_problem() is None else
+                  f"READABLE to the sandbox's uid ({acl_problem()}): absent from imports and sys.modules only")
+        rows.append(f"{'oracles':<11} on   each problem's oracles absent from its worker: stub modules, files {hiding}")
+    why = kernel_filter_problem()
+    rows.append(f"{'seccomp':<11} {'off' if why else 'on '}  " + (why + ": new processes, ptrace and other processes' "
+                "memory are then only evidence for review (the guard)" if why else
+                "the worker's kernel filter: no new process, no ptrace, no other process's memory; threads allowed"))
     rows.append("")
     rows.append(layers.describe())
     rows.append("batch (other people's code): " + ("allowed" if layers.sandboxed else "refused without --no-sandbox"))

@@ -412,8 +412,11 @@ PROFILER_SWITCHES = tuple(f"torch._C._autograd.{name}" for name in (
     "_prepare_profiler", "_enable_record_function"))
 
 # What each problem is graded against and its code may not run: modules (every file of a package) and
-# compiled kernels, by dotted name. The worker's guard (tests/seam/guard.py) fails a call into the code under
-# test that runs one of them, however it was reached, and refuses to open or compile their source.
+# compiled kernels, by dotted name. Absent from that problem's grading worker (tests/seam/absent.py): a module
+# is a stub there and its files are hidden (grader/sandbox.py), a kernel of torch's namespace is replaced; the
+# oracle runs in the test process only (tests/oracles.py). The profiler's switches (tensors, precision) are
+# part of torch, which the code needs: the worker's guard (tests/seam/guard.py) fails a request that reaches
+# them, as evidence in the code's own process, and refuses to open or compile any oracle's source.
 ORACLES: dict[str, tuple[str, ...]] = {
     "tensors": PROFILER_SWITCHES,
     "precision": PROFILER_SWITCHES,

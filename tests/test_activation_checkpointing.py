@@ -27,7 +27,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests import audit
+from tests import audit, oracles
 from tests.audit_run import run_without
 from tests.checks import call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
@@ -95,7 +95,7 @@ def _noisy(spec: dict) -> bool:
 @given(spec=checkpoint_specs(dropout=True).filter(_noisy))
 def test_checkpoint_replays_dropout_like_torch_utils_checkpoint(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, scenarios.torch_checkpoint(spec), spec, what=f"checkpoint(block with dropout, ...) on {spec}",
+    expect_same_run(got, oracles.torch_checkpoint(spec), spec, what=f"checkpoint(block with dropout, ...) on {spec}",
                     source="torch.utils.checkpoint.checkpoint(..., preserve_rng_state=True)",
                     hint="save torch.get_rng_state() in forward and torch.set_rng_state it before the recompute, "
                          "so dropout draws the same mask; restore the current state afterwards", rng=True)

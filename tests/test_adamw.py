@@ -34,7 +34,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignment.given import OPTIMIZER_STATE_TENSORS, POLICIES
-from tests import audit
+from tests import audit, oracles
 from tests.audit_run import run_without
 from tests.checks import expect_int
 from tests.documented import cases, expect_documented_error
@@ -88,14 +88,14 @@ def test_adamw_matches_torch_float64(impl, specs):
     # Three trajectories per example: the ci profile's 40 examples check 120.
     got = impl.run(scenarios.run_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
-        expect_trajectory(g, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW",
+        expect_trajectory(g, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW",
                           where=f"specs[{j}] of the falsifying example: ")
 
 
 @given(spec=adamw_trajectories("float32"))
 def test_adamw_matches_torch_float32(impl, spec):
     got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
 
 
 @given(spec=adamw_trajectories("bfloat16"))
@@ -105,7 +105,7 @@ def test_adamw_bf16_params_default_state_like_torch(impl, spec):
     # ulps of the update: the absolute tolerance is 4 ulps (2^-6) of lr per step, the state's 2^-6 of its size.
     got = impl.run(scenarios.run, dict(spec, state_dtype=None))
     max_lr = max(g["lr"] for g in spec["groups"])
-    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW on bf16 parameters",
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW on bf16 parameters",
                       hint=HINT + "; with state_dtype=None the moments are in the parameter's dtype",
                       tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6))
 
@@ -114,7 +114,7 @@ def test_adamw_bf16_params_default_state_like_torch(impl, spec):
 def test_adamw_bf16_params_fp32_state(impl, spec):
     spec = dict(spec, state_dtype="float32")
     got = impl.run(scenarios.run, spec)
-    expected = scenarios.emulated_fp32_state_trajectory(spec)
+    expected = oracles.emulated_fp32_state_trajectory(spec)
     expect_trajectory(got, expected, spec, source="torch.optim.AdamW on a float32 copy rounded to bf16 every step",
                       hint="moments in float32; compute the update in float32 and round it into the bf16 "
                            "parameter once per step", state_tolerances=(1e-5, 1e-7))
@@ -124,7 +124,7 @@ def test_adamw_bf16_params_fp32_state(impl, spec):
 def test_adamw_closure(impl, spec):
     spec = dict(spec, closure=True)
     got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW with the closure",
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW with the closure",
                       hint="call the closure first, with gradients enabled (torch.enable_grad()), and return "
                            "its loss")
 
@@ -135,7 +135,7 @@ def test_adamw_reads_hyperparameters_from_the_groups_each_step(impl, spec, data)
                              max_size=spec["steps"]), label="lrs")
     spec = dict(spec, lrs=lrs)
     got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, scenarios.torch_trajectory(spec), spec,
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec,
                       source="torch.optim.AdamW, group['lr'] set before each step",
                       hint="read lr, betas, eps and weight_decay from the param group at every step")
 
@@ -149,7 +149,7 @@ def test_adamw_leaves_parameters_without_gradients_alone(impl, spec):
     assert torch.equal(got["params"][0], initial) and not got["state"][0], (
         f"AdamW on {spec}: parameter 0 never has a gradient, so it must not change (no weight decay either) and "
         f"get no state; got {got['params'][0]} (was {initial}), state keys {sorted(got['state'][0])}")
-    expect_trajectory(got, scenarios.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
 
 
 @given(spec=adamw_trajectories("float32"))
@@ -182,8 +182,8 @@ def byte_specs(dtype: str):
 @pytest.mark.parametrize("kind", ["torch_adamw", "torch_sgd_momentum"])
 @given(spec=st.sampled_from(["float32", "bfloat16", "float64"]).flatmap(byte_specs), steps=st.integers(0, 2))
 def test_optimizer_state_bytes_of_torch_optimizers(impl, kind, spec, steps):
-    got = impl.run(scenarios.state_bytes, spec, kind, None, steps)
-    expected = scenarios.measured_state_bytes(spec, kind, steps)
+    got = impl.run(scenarios.state_bytes, spec, kind, None, steps, oracles.torch_state(spec, kind, steps))
+    expected = oracles.measured_state_bytes(spec, kind, steps)
     expect_int(got["bytes"], expected, what=f"optimizer_state_bytes(<{kind} after {steps} steps on {spec['shapes']} "
                f"{spec['dtype']}>)", source="numel * element_size of every tensor in its state",
                hint="every tensor in every state dict, in its own dtype (torch's AdamW: two moments and a 4-byte "
@@ -217,7 +217,7 @@ def test_lecture_bf16_params_fp32_moments_is_12_bytes_per_param(impl):
     ours = impl.run(scenarios.state_bytes, spec, "ours", "float32", 1)
     expect_int(ours["bytes"], 220 * 8, what="optimizer_state_bytes(AdamW(state_dtype=float32) on 220 bf16 params)",
                source="the lecture: 4 + 4 bytes of moments per parameter")
-    theirs = impl.run(scenarios.state_bytes, spec, "torch_adamw", None, 1)
+    theirs = impl.run(scenarios.state_bytes, spec, "torch_adamw", None, 1, oracles.torch_state(spec, "torch_adamw", 1))
     expect_int(theirs["bytes"], 220 * 4 + 2 * 4, what="optimizer_state_bytes(torch AdamW on 220 bf16 params)",
                source="torch keeps the moments in bf16 (2 + 2 bytes), plus a float32 step tensor per parameter")
 
@@ -227,7 +227,7 @@ def test_optimizer_state_bytes_is_zero_before_the_first_step(impl):
             "eps": 1e-8, "weight_decay": 0.0}], "steps": 1, "has_grad": [[True]], "grad_scale": [1.0],
             "dtype": "float32"}
     for kind in ("ours", "torch_adamw"):
-        got = impl.run(scenarios.state_bytes, spec, kind, None, 0)
+        got = impl.run(scenarios.state_bytes, spec, kind, None, 0, oracles.torch_state(spec, kind, 0))
         expect_int(got["bytes"], 0, what=f"optimizer_state_bytes({kind} before any step)", source="no state yet",
                    hint="state is created at a parameter's first step")
 

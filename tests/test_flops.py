@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import TransformerConfig
-from tests import audit
+from tests import audit, oracles
 from tests.checks import call_text, expect_close, expect_equal, expect_int
 from tests.scenarios import flops as scenarios
 from tests.strategies import big_sizes, distinct_sizes, matmul_programs, transformer_configs
@@ -39,7 +39,7 @@ BIG_BATCH, BIG_SEQ = 1025, 16383
 def expect_counter(impl, spec: dict, scenario=scenarios.count) -> None:
     """The counter under test agrees with FlopCounterMode on `spec`, op by op and in total."""
     got = impl.run(scenario, spec)  # first: a failing answer fails fast, before the oracle's work
-    expected = scenarios.oracle_count(spec)
+    expected = oracles.oracle_count(spec)
     what = f"FlopCounter on {spec}"
     differing = sorted(op for op in set(got["by_op"]) | set(expected["by_op"])
                        if got["by_op"].get(op) != expected["by_op"].get(op))
@@ -60,7 +60,7 @@ def transformer_spec(config, batch, seq, backward=False) -> dict:
 def test_matmul_flops_matches_flopcountermode(impl, sizes):
     b, d, k = sizes
     got = impl.flops.matmul_flops(b, d, k)
-    expected = scenarios.oracle_count({"kind": "program", "ops": [("mm", b, d, k)]})["total"]
+    expected = oracles.oracle_count({"kind": "program", "ops": [("mm", b, d, k)]})["total"]
     expect_int(got, expected, what=call_text("matmul_flops", b, d, k),
                source=ORACLE, hint=HINT_MACS)
 
@@ -72,7 +72,7 @@ def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
     spec = {"kind": "mlp", "dims": [d_in, d_out], "batch": tokens, "bias": bias, "extra_dim": extra_dim}
     rows = tokens * (extra_dim or 1)
     got = impl.flops.linear_flops(rows, d_in, d_out)
-    expected = scenarios.oracle_count(spec)["total"]
+    expected = oracles.oracle_count(spec)["total"]
     expect_int(got, expected, what=call_text("linear_flops", rows, d_in, d_out),
                source=f"{ORACLE} on nn.Linear(bias={bias})", hint=HINT_MACS + "; the bias add is free")
 
@@ -81,7 +81,7 @@ def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, seq):
     got = impl.flops.transformer_forward_flops(config, batch, seq)
-    expected = scenarios.oracle_count(transformer_spec(config, batch, seq))["total"]
+    expected = oracles.oracle_count(transformer_spec(config, batch, seq))["total"]
     expect_int(got, expected,
                what=call_text("transformer_forward_flops", config, batch, seq),
                source=f"{ORACLE} on the torch model of this config", hint=HINT_TRANSFORMER)
@@ -92,7 +92,7 @@ def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, 
 def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
     # In the model only attention runs batched products (its projections fold into aten.mm).
     got = impl.flops.attention_score_flops(config, batch, seq)
-    expected = scenarios.oracle_count(transformer_spec(config, batch, seq))["by_op"]["aten.bmm"]
+    expected = oracles.oracle_count(transformer_spec(config, batch, seq))["by_op"]["aten.bmm"]
     expect_int(got, expected,
                what=call_text("attention_score_flops", config, batch, seq),
                source=f"{ORACLE}'s aten.bmm count on the torch model",
@@ -102,7 +102,7 @@ def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
 @given(config=transformer_configs(), seq=seqs, batch=batches)
 def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batch):
     got = impl.flops.attention_flops_fraction(config, seq)
-    measured = scenarios.oracle_count(transformer_spec(config, batch, seq))
+    measured = oracles.oracle_count(transformer_spec(config, batch, seq))
     expected = measured["by_op"]["aten.bmm"] / measured["total"]
     expect_close(got, expected, rel=REL,
                  what=call_text("attention_flops_fraction", config, seq),
@@ -113,7 +113,7 @@ def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batc
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_training_step_flops_matches_forward_and_backward(impl, config, batch, seq):
     got = impl.flops.training_step_flops(config, batch, seq)
-    expected = scenarios.oracle_count(transformer_spec(config, batch, seq, backward=True))["total"]
+    expected = oracles.oracle_count(transformer_spec(config, batch, seq, backward=True))["total"]
     expect_int(got, expected,
                what=call_text("training_step_flops", config, batch, seq),
                source=f"{ORACLE} on forward + backward of the torch model", hint=HINT_BACKWARD)
@@ -123,7 +123,7 @@ def test_training_step_flops_matches_forward_and_backward(impl, config, batch, s
 def test_mlp_training_flops_matches_forward_and_backward(impl, dims, batch):
     spec = {"kind": "mlp", "dims": dims, "batch": batch, "bias": True, "backward": True, "input_grad": False}
     got = impl.flops.mlp_training_flops(batch, dims)
-    expected = scenarios.oracle_count(spec)["total"]
+    expected = oracles.oracle_count(spec)["total"]
     expect_int(got, expected, what=call_text("mlp_training_flops", batch, dims),
                source=f"{ORACLE} on forward + backward, input without grad",
                hint=HINT_BACKWARD + "; the first layer's input gradient is not needed (4*N*D there, not 6)")
@@ -177,7 +177,7 @@ def test_counter_matches_flopcountermode_on_transformers(impl, config, batch, se
 def test_counter_starts_from_zero_each_time_it_is_entered(impl, first, second):
     first_spec, second_spec = ({"kind": "program", "ops": ops} for ops in (first, second))
     got = impl.run(scenarios.count_twice, first_spec, second_spec)
-    expected = scenarios.oracle_count(second_spec)
+    expected = oracles.oracle_count(second_spec)
     expect_int(got["total"], expected["total"], what="FlopCounter entered a second time: total",
                source=f"{ORACLE} on the second workload alone", hint="reset total and by_op in __enter__")
 

@@ -1,10 +1,13 @@
-"""Issue 9.3, the audits hold while the code under test tries to delegate to the oracle: the worker's guard
-(tests/seam/guard.py), tried straight through a worker, problem by problem.
+"""Issues 9.3 and 22: the audits hold while the code under test tries to delegate to the oracle, tried straight
+through a worker (no sandbox: the oracles' files are on disk, so the guard, tests/seam/guard.py, is what sees a
+copy), problem by problem.
 
 Each attack is a function added to a problem's untouched stub, in a copy of the worker's files; the test calls
 it through the worker, as a test of that problem would, and checks that the call fails or is refused, and what
-evidence the guard sent. The same routes through the whole grader, for flops, are in the hostile corpus
-(tests/meta/hostile/audit_*.py).
+evidence the guard sent. The oracle is absent from its problem's worker (tests/seam/absent.py): using it fails
+with `OracleAbsent`, whoever holds it. The same routes through the whole grader and its sandbox, for flops,
+are in the hostile corpus (tests/meta/hostile/audit_*.py). An honest solution's unusual but legal habits are
+no evidence (`test_honest_habits_are_no_evidence`).
 """
 
 import shutil
@@ -16,6 +19,7 @@ import pytest
 from grader.sandbox import WORKER_FILES
 from tests.meta.suite import ROOT
 from tests.registry import ORACLES
+from tests.seam import absent
 from tests.seam.client import IsolatedPackage
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(600)]
@@ -77,7 +81,11 @@ CAPTURED = {
     """,
 }
 
-# Routes around the oracle's name, through flops (every problem's oracle is guarded by the same code).
+ABSENT = "not available to the code under test"  # tests/seam/absent.py: the oracle is a stub in its worker
+SOURCE = "__import__('os').path.join(__import__('os').path.dirname(__import__('torch').__file__), 'utils', " \
+         "'flop_counter.py')"  # the oracle's file by its path: the stub module has none
+
+# Routes around the oracle's name, through flops (every problem's oracle is kept out by the same code).
 ROUTES = {
     "code_copied": ("""
         import types as _types
@@ -91,7 +99,7 @@ ROUTES = {
             with _Copy(display=False) as mode:
                 torch.ones(2, 3) @ torch.ones(3, 4)
             return mode.get_total_flops()
-    """, "ran the oracle", None),
+    """, ABSENT, None),
     "scenario_impersonated": ("""
         import os as _os
         import tests.scenarios.flops as _scenarios
@@ -104,7 +112,7 @@ ROUTES = {
             import torch
             import torch.utils.flop_counter as fc
             return _namespace["run"](fc.FlopCounterMode, lambda: torch.ones(2, 3) @ torch.ones(3, 4))
-    """, "ran the oracle", "compiled code under another file's name"),
+    """, ABSENT, "compiled code under another file's name"),
     "tripwire_blinded": ("""
         def attack():
             import sys, torch
@@ -118,14 +126,14 @@ ROUTES = {
             with fc.FlopCounterMode(display=False) as mode:
                 torch.ones(2, 3) @ torch.ones(3, 4)
             return mode.get_total_flops()
-    """, "ran the oracle", "replaced __defaults__ of the grader's"),
+    """, ABSENT, "replaced __defaults__ of the grader's"),
     "constants_rebound": ("""
         def attack():
             import sys
             import torch.utils.flop_counter as fc
             guard = sys.modules["tests.seam.guard"]
             guard.AUDITED, guard.AUDITED_PREFIXES = frozenset(), ()
-            return len(open(fc.__file__).read())
+            return len(open(SOURCE).read())
     """, "PermissionError", "opened torch/utils/flop_counter.py"),
     "builtins_swapped": ("""
         def attack():
@@ -134,28 +142,27 @@ ROUTES = {
             real = builtins.isinstance
             builtins.isinstance = lambda value, kinds: False
             try:
-                return len(open(fc.__file__).read())
+                return len(open(SOURCE).read())
             finally:
                 builtins.isinstance = real
     """, "PermissionError", "opened torch/utils/flop_counter.py"),
     "reimported": ("""
         def attack():
             import importlib, sys, torch
-            sys.modules.pop("torch.utils.flop_counter")
+            sys.modules.pop("torch.utils.flop_counter", None)
+            sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "AbsentFinder"]
             fresh = importlib.import_module("torch.utils.flop_counter")
             with fresh.FlopCounterMode(display=False) as mode:
                 torch.ones(2, 3) @ torch.ones(3, 4)
             return mode.get_total_flops()
-    """, "ran the oracle", None),
+    """, "ran the oracle", "rebound the grader's sys.meta_path"),
     "source_opened": ("""
         def attack():
-            import torch.utils.flop_counter as fc
-            return len(open(fc.__file__).read())
+            return len(open(SOURCE).read())
     """, "PermissionError", "opened torch/utils/flop_counter.py"),
     "source_opened_at_import": ("""
         try:
-            import torch.utils.flop_counter as _fc
-            _copy = open(_fc.__file__).read()
+            _copy = open(SOURCE).read()
         except OSError:
             _copy = ""
 
@@ -164,9 +171,20 @@ ROUTES = {
     """, None, "opened torch/utils/flop_counter.py"),
     "source_through_the_loader": ("""
         def attack():
-            import inspect, torch.utils.flop_counter as fc
-            return len(inspect.getsource(fc))
+            import importlib.util, inspect
+            spec = importlib.util.spec_from_file_location("my_counter", SOURCE)
+            return len(inspect.getsource(importlib.util.module_from_spec(spec)))
     """, "OSError", "opened torch/utils/flop_counter.py"),
+    "source_through_a_folder": ("""
+        def attack():
+            import os
+            folder = os.open(os.path.dirname(SOURCE), os.O_RDONLY)
+            with os.fdopen(os.open("flop_counter.py", os.O_RDONLY, dir_fd=folder)) as f:
+                source = f.read()
+            namespace = {}
+            exec(compile(source, "counter.py", "exec"), namespace)
+            return len(namespace)
+    """, "PermissionError", "compiled a copy of an oracle's source"),
     "source_compiled": ("""
         def attack():
             import subprocess, sys
@@ -175,7 +193,7 @@ ROUTES = {
             namespace = {}
             exec(compile(source, "my_counter.py", "exec"), namespace)
             return len(namespace)
-    """, "PermissionError", "compiled a copy of an oracle's source"),
+    """, "Operation not permitted", None),
     "profile_removed": ("""
         def attack():
             import sys
@@ -211,7 +229,8 @@ def worker_tree(tmp_path_factory) -> Path:
 def add_attack(root: Path, problem: str, attack: str) -> None:
     """The stub of `problem` in the worker's copy, with `attack` appended."""
     module = root / "assignment" / f"{problem}.py"
-    module.write_text((ROOT / "assignment" / f"{problem}.py").read_text() + "\n" + textwrap.dedent(attack))
+    attack = f"SOURCE = {SOURCE}\n" + textwrap.dedent(attack)
+    module.write_text((ROOT / "assignment" / f"{problem}.py").read_text() + "\n" + attack)
 
 
 def call_attack(root: Path, problem: str, attack: str):
@@ -235,8 +254,11 @@ def test_an_oracle_captured_at_import_time_fails_every_call(worker_tree, problem
     package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
     try:
         package.worker.begin_test(f"test_guard::{problem}", problem)
+        # absent from the worker where it is a module (a stub); else (the profiler's switches, which torch
+        # itself needs) the guard's tripwire fails the request
+        expected = ABSENT if absent.modules_of(ORACLES[problem]) else "ran the oracle"
         for _ in range(2):  # the same oracle code from the same place, in two requests
-            with pytest.raises(RuntimeError, match="ran the oracle"):
+            with pytest.raises(RuntimeError, match=expected):
                 getattr(package, problem).attack()
     finally:
         package.close()
@@ -251,7 +273,7 @@ def test_each_route_around_the_oracle_is_refused_or_reported(worker_tree, route)
             f"{route}: the call did not fail with {failure}: {outcome!r}"
     if evidence is not None:
         assert any(evidence in line for line in reported), f"{route}: no evidence '{evidence}' in {reported}"
-        if route != "scenario_rebound":  # found after the request, not where it happened
+        if route not in ("scenario_rebound", "reimported"):  # found after the request, not where it happened
             assert any("flops.py:" in line for line in reported), f"{route}: no place in the evidence: {reported}"
 
 
@@ -302,3 +324,87 @@ def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):
             package.run(scenarios.count_without_oracle, {"ops": [["mm", [2, 3], [3, 4]]]})
     finally:
         package.close()
+
+
+def test_the_fused_adam_kernels_are_absent_from_the_adamw_worker(worker_tree):
+    outcome, _ = call_attack(worker_tree, "adamw", """
+        def attack():
+            import torch
+            p, g, m, v, step = torch.zeros(3), torch.ones(3), torch.zeros(3), torch.zeros(3), torch.tensor(1.0)
+            refused = []
+            # (torch._C._VariableFunctions._fused_adamw_ raises the same, and the guard's tripwire sees it too)
+            for kernel in (torch.ops.aten._fused_adamw_, torch.ops.aten._fused_adam_.default, torch._fused_adamw_):
+                try:
+                    kernel([p], [g], [m], [v], [], [step], lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.0,
+                           eps=1e-8, amsgrad=False, maximize=False)
+                except RuntimeError as exc:
+                    refused.append("not available" in str(exc))
+            return refused, p.tolist()
+    """)
+    assert list(outcome) == [[True] * 3, [0.0, 0.0, 0.0]], outcome
+
+
+# An honest solution's unusual habits: standard-library helpers that look at the platform or build classes
+# (they take frames, start `uname -p`), a thread pool, a cache, a finalizer, logging. Graded in full, no evidence.
+HONEST = """
+    import collections, functools, logging, platform, typing, weakref
+    from concurrent.futures import ThreadPoolExecutor
+
+    T = typing.TypeVar("T")
+    Pair = collections.namedtuple("Pair", "a b")
+    _machine = platform.processor()
+    _log = logging.getLogger("honest")
+
+
+    class _Scratch:
+        pass
+
+
+    @functools.lru_cache(maxsize=None)
+    def _square(n):
+        return n * n
+
+
+    def attack():
+        Number = typing.TypeVar("Number", int, float)
+        Point = collections.namedtuple("Point", "x y")
+        with ThreadPoolExecutor(2) as pool:
+            squares = list(pool.map(_square, range(4)))
+        weakref.finalize(_Scratch(), _log.debug, "collected")
+        return [Pair(1, 2).a, Point(3, 4).y, squares, isinstance(platform.processor(), str),
+                isinstance(_machine, str), Number.__name__]
+"""
+
+
+def test_honest_habits_are_no_evidence(worker_tree):
+    outcome, reported = call_attack(worker_tree, "flops", HONEST)
+    assert outcome == [1, 4, [0, 1, 4, 9], True, True, "Number"], outcome
+    assert reported == [], f"an honest solution was reported for review: {reported}"
+
+
+def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
+    from tests.seam import seccomp
+
+    if seccomp.unsupported():
+        pytest.skip(f"no seccomp filter here: {seccomp.unsupported()}")
+    outcome, _ = call_attack(worker_tree, "flops", """
+        def attack():
+            import ctypes, os, subprocess, threading
+            refused = []
+            for attempt in (os.fork, lambda: subprocess.run(["true"]), lambda: os.execv("/bin/true", ["true"]),
+                            lambda: os.posix_spawn("/bin/true", ["true"], {})):
+                try:
+                    attempt()
+                    refused.append(False)
+                except PermissionError as exc:
+                    refused.append(exc.errno == 1)
+            libc = ctypes.CDLL(None, use_errno=True)
+            # ptrace(PTRACE_ATTACH, the parent) and process_vm_readv on the parent: refused before any check
+            traced = libc.syscall(101, 16, os.getppid(), 0, 0) == -1 and ctypes.get_errno() == 1
+            ran = []
+            thread = threading.Thread(target=ran.append, args=(1,))
+            thread.start()
+            thread.join()
+            return refused + [traced, ran == [1]]
+    """)
+    assert outcome == [True] * 6, outcome

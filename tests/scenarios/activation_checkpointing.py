@@ -1,6 +1,6 @@
 """Scenarios for problem activation_checkpointing: the checkpoint under test runs beside the student's code;
 the oracles (plain backward, torch.utils.checkpoint, a store-nothing backward) run the same seeded model in
-the test process, through the same helpers here with another `checkpoint`.
+the test process, through the same helpers here with another `checkpoint` (torch's: tests/oracles.py).
 
 A model spec (tests/strategies.py `checkpoint_specs`): {"seed", "layers" (L), "batch", "width", "dtype"
 ("float64" | "float32"), "dropout" (a probability, 0.0 for none), "x_requires_grad" (bool), "shift"
@@ -131,28 +131,19 @@ def _plain(fn, *args):
     return fn(*args)
 
 
-def _block_run(checkpoint_fn, spec: dict) -> dict:
+def block_run(checkpoint_fn, spec: dict) -> dict:
     flag = spec.get("flag", False)
     return _measure(lambda layers, x, shift: checkpoint_fn(block, layers, x, spec["scale"], shift, flag), spec)
 
 
 def run_checkpoint(pkg, spec: dict) -> dict:
     """Scenario: `checkpoint(block, layers, x, scale, shift, flag)` under test, forward and backward."""
-    return _block_run(pkg.activation_checkpointing.checkpoint, spec)
+    return block_run(pkg.activation_checkpointing.checkpoint, spec)
 
 
 def plain_checkpoint(spec: dict) -> dict:
     """Oracle, in the test process: the same block without checkpointing."""
-    return _block_run(_plain, spec)
-
-
-def torch_checkpoint(spec: dict) -> dict:
-    """Oracle, in the test process: the same block through torch.utils.checkpoint (non-reentrant, RNG state
-    preserved). Saved bytes are not comparable (it packs through hooks of its own)."""
-    import torch.utils.checkpoint as tc
-
-    return _block_run(lambda fn, *args: tc.checkpoint(fn, *args, use_reentrant=False, preserve_rng_state=True),
-                      spec)
+    return block_run(_plain, spec)
 
 
 def run_sequential(pkg, spec: dict, segments: int | None) -> dict:

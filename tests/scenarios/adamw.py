@@ -1,5 +1,5 @@
 """Scenarios for problem adamw: the optimizer under test lives beside the student's code; the same
-trajectories are run through torch.optim.AdamW (the oracle) in the test process.
+trajectories are run through torch.optim.AdamW (the oracle) in the test process (tests/oracles.py).
 
 A trajectory spec (tests/strategies.py `adamw_trajectories`): {"seed", "shapes", "groups": [{"params":
 [indices], "lr", "betas", "eps", "weight_decay"}], "steps", "has_grad": [[bool per param] per step],
@@ -29,7 +29,7 @@ def make_problem(spec: dict) -> tuple[list[nn.Parameter], list[list[torch.Tensor
     return params, grads, targets
 
 
-def _groups(spec: dict, params: list[nn.Parameter]) -> list[dict]:
+def groups(spec: dict, params: list[nn.Parameter]) -> list[dict]:
     return [dict(group, params=[params[i] for i in group["params"]]) for group in spec["groups"]]
 
 
@@ -48,7 +48,7 @@ def trajectory(optimizer_class, spec: dict, **extra) -> dict:
     parameters, each parameter's state as {"step": int, "exp_avg": tensor, "exp_avg_sq": tensor} ({} if
     none) and the losses the closure steps returned."""
     params, grads, targets = make_problem(spec)
-    optimizer = optimizer_class(_groups(spec, params), **extra)
+    optimizer = optimizer_class(groups(spec, params), **extra)
     losses = []
     for t, grads_of_step in enumerate(grads):
         if "lrs" in spec:
@@ -87,39 +87,10 @@ def run_many(pkg, specs: list) -> list:
     return [run(pkg, spec) for spec in specs]
 
 
-def torch_trajectory(spec: dict) -> dict:
-    """The oracle, in the test process: torch.optim.AdamW (default implementation on the CPU) on the same
-    trajectory."""
-    return trajectory(torch.optim.AdamW, spec)
-
-
-def emulated_fp32_state_trajectory(spec: dict) -> dict:
-    """The oracle for bfloat16 parameters with float32 state, in the test process: torch.optim.AdamW on a
-    float32 copy of each parameter, which is rounded to bfloat16 after every step (that rounded value is
-    what the next step starts from) and fed the bfloat16 gradient."""
-    params, grads, _ = make_problem(spec)
-    wide = [nn.Parameter(p.detach().float()) for p in params]
-    optimizer = torch.optim.AdamW(_groups(spec, wide))
-    for grads_of_step in grads:
-        for w, g in zip(wide, grads_of_step, strict=True):
-            w.grad = None if g is None else g.float()
-        optimizer.step()
-        with torch.no_grad():
-            for p, w in zip(params, wide, strict=True):
-                p.copy_(w)  # round to bfloat16
-                w.copy_(p)
-    states = []
-    for w in wide:
-        state = optimizer.state.get(w, {})
-        states.append({} if not state else {"step": int(state["step"]), "exp_avg": state["exp_avg"].clone(),
-                                            "exp_avg_sq": state["exp_avg_sq"].clone()})
-    return {"params": [p.detach().clone() for p in params], "state": states, "losses": []}
-
-
 def describe(pkg, spec: dict) -> dict:
     """Scenario: the optimizer under test as torch sees it: its type, defaults and param groups' keys."""
     params, _, _ = make_problem(spec)
-    optimizer = pkg.adamw.AdamW(_groups(spec, params), lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1,
+    optimizer = pkg.adamw.AdamW(groups(spec, params), lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1,
                                 state_dtype=torch.float32)
     return {"is_optimizer": isinstance(optimizer, torch.optim.Optimizer),
             "defaults": {k: v for k, v in optimizer.defaults.items()
@@ -141,27 +112,41 @@ def construction_error(pkg, hyperparameters: dict) -> str | None:
 
 # -- measured bytes ---------------------------------------------------------------------------------------
 
-def _build_optimizer(pkg, kind: str, params, state_dtype):
-    if kind == "ours":
-        return pkg.adamw.AdamW(params, lr=1e-2, state_dtype=state_dtype)
-    if kind == "torch_adamw":
-        return torch.optim.AdamW(params, lr=1e-2)
-    if kind == "torch_sgd_momentum":
-        return torch.optim.SGD(params, lr=1e-2, momentum=0.9)
-    raise ValueError(kind)
+class Replayed(torch.optim.Optimizer):
+    """A stand-in for one of torch's optimizers (tests/oracles.py `torch_state`): its parameters, and the
+    state that optimizer had, computed in the test process. It cannot step: it only holds that state."""
+
+    def __init__(self, params: list[nn.Parameter], states: list[dict]):
+        super().__init__(params, {"lr": 1e-2})
+        for p, state in zip(params, states, strict=True):
+            if state:
+                self.state[p] = dict(state)
+
+    def step(self, closure=None):
+        raise RuntimeError("a replayed optimizer holds a state; it does not step")
 
 
-def state_bytes(pkg, spec: dict, kind: str, state_dtype_name: str | None = None, steps: int = 1) -> dict:
-    """Scenario: an optimizer of `kind` ("ours", "torch_adamw", "torch_sgd_momentum") over the spec's
-    parameters, `steps` steps with the spec's first gradients; then optimizer_state_bytes under test.
-    Returns the answer, each state dict's tensors, and the parameters and gradients."""
+def state_bytes(pkg, spec: dict, kind: str, state_dtype_name: str | None = None, steps: int = 1,
+                replayed: list | None = None) -> dict:
+    """Scenario: for kind "ours", the AdamW under test over the spec's parameters, `steps` steps with the
+    spec's first gradients; for torch's ("torch_adamw", "torch_sgd_momentum"), a `Replayed` optimizer holding
+    the state `replayed` that torch's had after those steps (tests/oracles.py `torch_state`: torch's optimizers
+    never run in the worker). Then optimizer_state_bytes under test. Returns the answer, each state dict's
+    tensors, and the parameters and gradients."""
     params, grads, _ = make_problem(spec)
-    state_dtype = getattr(torch, state_dtype_name) if state_dtype_name else None
-    optimizer = _build_optimizer(pkg, kind, params, state_dtype)
-    for _ in range(steps):
+    if kind == "ours":
+        state_dtype = getattr(torch, state_dtype_name) if state_dtype_name else None
+        optimizer = pkg.adamw.AdamW(params, lr=1e-2, state_dtype=state_dtype)
+        for _ in range(steps):
+            for p, g in zip(params, grads[0], strict=True):
+                p.grad = None if g is None else g.clone()
+            optimizer.step()
+    else:
+        if replayed is None:
+            raise ValueError(f"the state of {kind} is computed in the test process and passed as `replayed`")
+        optimizer = Replayed(params, replayed)
         for p, g in zip(params, grads[0], strict=True):
-            p.grad = None if g is None else g.clone()
-        optimizer.step()
+            p.grad = None if g is None or not steps else g.clone()
     return {
         "bytes": pkg.adamw.optimizer_state_bytes(optimizer),
         "state": [{k: v for k, v in optimizer.state[p].items() if isinstance(v, torch.Tensor)}
@@ -169,18 +154,6 @@ def state_bytes(pkg, spec: dict, kind: str, state_dtype_name: str | None = None,
         "params": [p.detach() for p in params],
         "grads": [None if p.grad is None else p.grad.detach() for p in params],
     }
-
-
-def measured_state_bytes(spec: dict, kind: str, steps: int = 1) -> int:
-    """The oracle for torch's optimizers, in the test process: the bytes of every tensor in their state."""
-    params, grads, _ = make_problem(spec)
-    optimizer = _build_optimizer(None, kind, params, None)
-    for _ in range(steps):
-        for p, g in zip(params, grads[0], strict=True):
-            p.grad = None if g is None else g.clone()
-        optimizer.step()
-    return sum(v.numel() * v.element_size() for s in optimizer.state.values() for v in s.values()
-               if isinstance(v, torch.Tensor))
 
 
 # -- audit ---------------------------------------------------------------------------------------------------
@@ -196,7 +169,7 @@ class _Forbidden:
 
 def run_without_oracle(pkg, specs: list) -> list:
     """Scenario for the audit: `run_many` while torch's Adam and AdamW (classes, functional forms, fused
-    kernels) are unusable."""
+    kernels) are unusable (in-process; in the grading worker they are absent, tests/seam/absent.py)."""
     import torch.optim.adam as adam_module
     import torch.optim.adamw as adamw_module
 

@@ -6,10 +6,12 @@ an alias, a helper).
 """
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
-EINOPS_DIR = str(Path(importlib.util.find_spec("einops").origin).parent)
+_SPEC = importlib.util.find_spec("einops")  # a stub without a location in mini_einops's worker (its oracle)
+EINOPS_DIR = str(Path(_SPEC.origin).parent) + os.sep if _SPEC is not None and _SPEC.has_location else None
 PUBLIC = ("einsum", "rearrange", "reduce", "repeat")
 
 
@@ -22,8 +24,9 @@ def einops_calls(pkg, module: str, name: str, args: list, kwargs: dict) -> dict:
     def hook(frame, event, arg):
         if previous is not None:  # the grading worker's own profile (tests/seam/guard.py) stays on
             previous(frame, event, arg)
-        if event == "call" and frame.f_code.co_filename.startswith(EINOPS_DIR) and frame.f_code.co_name in PUBLIC:
-            entered.add(frame.f_code.co_name)
+        code = frame.f_code
+        if event == "call" and EINOPS_DIR and code.co_filename.startswith(EINOPS_DIR) and code.co_name in PUBLIC:
+            entered.add(code.co_name)
 
     function = getattr(getattr(pkg, module), name)
     result, error = None, None

@@ -140,8 +140,11 @@ class Worker:
         command = [sys.executable, "-m", "tests.seam.worker", "--package", self.package, "--root", str(root)]
         if self.memory_limit_mb:
             command += ["--memory-limit-mb", str(self.memory_limit_mb)]
+        if self.current_problem:  # its oracles are absent from the worker (tests/seam/absent.py)
+            command += ["--problem", self.current_problem]
         if self.sandbox:
-            command, env, cwd = self.sandbox.command(command), self.sandbox.env(), self.sandbox.home
+            command = self.sandbox.command(command, problem=self.current_problem)
+            env, cwd = self.sandbox.env(), self.sandbox.home
         else:
             env, cwd = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"), root
         self.process = subprocess.Popen(

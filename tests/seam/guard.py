@@ -1,4 +1,9 @@
-"""The worker's guard: what the code under test may not do inside the worker, and evidence of what it tried.
+"""The worker's guard: evidence of what the code under test tried inside the worker, for a person to review.
+
+It is the last of the sandbox's layers (grader/sandbox.py) and never the wall: the oracles are absent from the
+worker (tests/seam/absent.py) and the kernel refuses new processes, tracing and other processes' memory
+(tests/seam/seccomp.py), whatever the code does to the guard. What it still decides alone: a request of
+`tensors` or `precision` that turns off the profiler's record of ops (their oracle is torch itself).
 
 The worker (tests/seam/worker.py) installs it once its own modules and the oracles are imported and before
 the code under test is. Three parts, read top to bottom:
@@ -32,10 +37,12 @@ import builtins
 import importlib
 import importlib.util
 import os
+import stat
 import sys
 import types
 from pathlib import Path
 
+from tests.seam import absent
 from tests.seam.protocol import HEADER
 
 MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
@@ -47,7 +54,7 @@ ATTRIBUTE_EVENTS = {"object.__getattr__": frozenset({"tb_frame", "gi_frame", "cr
 REACHING = frozenset({"gc.get_referrers", "gc.get_referents", "gc.get_objects", "sys._current_frames"})
 SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                       "os.forkpty", "_thread.start_new_thread"})
-AUDITED = frozenset({"open", "compile", "sys.setprofile", "sys.settrace", "sys._getframe", *ATTRIBUTE_EVENTS,
+AUDITED = frozenset({"open", "compile", "sys.setprofile", "sys.settrace", *ATTRIBUTE_EVENTS,
                      *REACHING, *SPAWNING})
 AUDITED_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 _MISSING = object()
@@ -56,44 +63,61 @@ IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of 
 
 
 class Oracle:
-    """The files and compiled kernels of the oracles named in `names` (modules, packages or kernels)."""
+    """The files and compiled kernels of the oracles named in `names` (modules, packages or kernels). The
+    modules are found by their files, never imported: in their problem's worker they are stubs
+    (tests/seam/absent.py) and their files are masked or unreadable."""
 
     def __init__(self, names):
         self.files: set[str] = set()
         self.kernels: list[object] = []
         for name in names:
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                owner, _, attribute = name.rpartition(".")
-                self.kernels.append(getattr(importlib.import_module(owner), attribute))
+            path = absent.locate(name)
+            if path is not None:
+                sources = path.rglob("*.py") if path.is_dir() else [path]
+                self.files.update(str(p) for p in sources)
                 continue
-            path = Path(module.__file__)
-            sources = path.parent.rglob("*.py") if path.name == "__init__.py" else [path]
-            self.files.update(str(p) for p in sources)
+            owner, _, attribute = name.rpartition(".")
+            try:
+                holders = [importlib.import_module(owner)] if owner else []
+            except ImportError:  # not installed
+                continue
+            if owner == "torch":  # the same kernel, where torch keeps it whatever its namespace says
+                holders.append(holders[0]._C._VariableFunctions)
+            self.kernels += [getattr(h, attribute) for h in holders if hasattr(h, attribute)]
 
     def inodes(self) -> dict[tuple[int, int], str]:
-        """(device, inode) of every source and bytecode file -> its name for the evidence."""
+        """(device, inode) of every source and bytecode file -> its name for the evidence (regular files only:
+        a masked one is /dev/null)."""
         found = {}
         for source in self.files:
             for path in (source, importlib.util.cache_from_source(source)):
                 try:
-                    stat = os.stat(path)
+                    st = os.stat(path)
                 except OSError:
                     continue
-                found[(stat.st_dev, stat.st_ino)] = "/".join(Path(source).parts[-3:])
+                if stat.S_ISREG(st.st_mode) and st.st_size:
+                    found[(st.st_dev, st.st_ino)] = "/".join(Path(source).parts[-3:])
         return found
 
     def lines(self) -> frozenset[str]:
-        return frozenset(line.strip() for source in self.files
-                         for line in Path(source).read_text(encoding="utf-8", errors="replace").splitlines()
+        found = set()
+        for source in self.files:
+            try:
+                text = Path(source).read_text(encoding="utf-8", errors="replace")
+            except OSError:  # unreadable to the sandbox's uid: its oracle's problem
+                continue
+            found.update(line.strip() for line in text.splitlines()
                          if len(line.strip()) >= SIGNIFICANT and not line.strip().startswith("#"))
+        return frozenset(found)
 
 
-def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, tuple[str, ...]]):
+def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, tuple[str, ...]],
+            kernel_rules: bool = False):
     """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request (the
     problem's tripwire on), `leave()` after it, `changed()` after it (the integrity check). The hook's state
-    lives in its closure, which nothing outside the interpreter's list of hooks refers to."""
+    lives in its closure, which nothing outside the interpreter's list of hooks refers to. `kernel_rules`:
+    the kernel refuses new processes (tests/seam/seccomp.py), so trying to start one is no evidence (the
+    standard library tries for honest reasons: `platform.processor()` runs `uname -p`)."""
     # What the hook calls is bound here, C functions where it matters: the code under test cannot swap what it
     # uses by rebinding a module's names or the builtins.
     isinstance, getattr, len, str = builtins.isinstance, builtins.getattr, builtins.len, builtins.str
@@ -196,13 +220,11 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
             evidence = None
             if event in reaching and near_student(caller):
                 evidence = f"called {event}, which reaches into the grader's objects"
-            elif event == "sys._getframe" and near_student(caller):
-                evidence = "took a frame of the stack (sys._getframe)"
             elif event == "object.__getattr__" and near_student(caller):
                 evidence = f"took a frame from a traceback or generator ({args[1]})"
             elif event.startswith("ctypes.") and near_student(caller):
                 evidence = f"used ctypes ({event})"
-            elif event in spawning or event.startswith(("os.exec", "os.spawn")):
+            elif not kernel_rules and (event in spawning or event.startswith(("os.exec", "os.spawn"))):
                 evidence = f"started a process or thread ({event})"
             if evidence and not send(f"{evidence} (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")

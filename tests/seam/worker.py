@@ -1,6 +1,8 @@
 """The worker process of isolated mode: imports the package under test and answers calls over a pipe.
 
-Started by `client.Worker` as `python -m tests.seam.worker --package NAME`. Requests and replies are
+Started by `client.Worker` as `python -m tests.seam.worker --package NAME --problem ID`: the problem's
+oracles are absent from it (tests/seam/absent.py), and before the code under test is imported the kernel's
+filter goes on (tests/seam/seccomp.py: no new process, no tracing, no other process's memory). Requests and replies are
 framed JSON (`protocol.py`) on the original stdin/stdout; the code under test sees /dev/null as stdin
 and stderr as stdout, so what it prints cannot corrupt the protocol. Nothing here decides pass or fail:
 the test process does.
@@ -8,16 +10,19 @@ the test process does.
 
 import argparse
 import builtins
+import errno
 import importlib
 import importlib.abc
 import importlib.util
 import os
+import platform
 import resource
 import sys
 import traceback
 from pathlib import Path
 
 from tests.registry import ORACLES
+from tests.seam import seccomp
 from tests.seam.typecheck import is_type_check_error
 
 SCENARIO_PREFIX = "tests.scenarios."
@@ -40,6 +45,8 @@ def error_payload(exc: BaseException) -> dict:
     builtin = next((c.__name__ for c in type(exc).__mro__
                     if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)), "RuntimeError")
     message = str(exc)
+    if isinstance(exc, PermissionError) and exc.errno == errno.EPERM:
+        message += f" ({seccomp.RULE})"
     if isinstance(exc, SystemExit):
         message = f"the code under test called sys.exit({exc.code!r})"
     elif isinstance(exc, KeyboardInterrupt):
@@ -165,7 +172,11 @@ def main() -> None:
     parser.add_argument("--package", required=True, choices=["assignment", "reference"])
     parser.add_argument("--memory-limit-mb", type=int, default=0)
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="where the package under test must come from")
+    parser.add_argument("--problem", default=None, help="the problem whose tests this worker answers")
     options = parser.parse_args()
+    from tests.seam import absent
+
+    absent.install(options.problem, ORACLES)  # before torch: it imports some of them itself
 
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -179,13 +190,16 @@ def main() -> None:
     install_import_hook([options.package], "beartype.beartype")
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
+    absent.disable_kernels(options.problem, ORACLES)
     scenarios = import_scenarios()
     prepare_matplotlib()
     from tests.seam import guard
 
     if options.package == "assignment":
         sys.meta_path.insert(0, _Blocker(("reference", "grader", "tests")))
-    checks = guard.install(proto_out.fileno(), root / options.package, root / "tests", ORACLES)
+    platform.processor()  # cached: where it is asked later, it needs no process (`uname -p`)
+    kernel_rules = seccomp.install() is None  # for this process and its threads, from now on
+    checks = guard.install(proto_out.fileno(), root / options.package, root / "tests", ORACLES, kernel_rules)
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):

@@ -1,6 +1,7 @@
 """The oracle audits: a private copy of FlopCounterMode compiled from torch's own source file, read directly,
-through inspect, and through a child process. The guard refuses to open or compile it, and reports each try.
-# expect: review
+through inspect, and through a child process. There is nothing to copy: in the flops worker the module is a
+stub with no file, the file itself is masked or unreadable, and the kernel refuses the child process (issue
+22); where a source is there to read (no sandbox), the guard refuses to open or compile it.
 """
 import inspect as _inspect
 import subprocess as _subprocess

@@ -1,0 +1,173 @@
+"""The oracles are absent from the grading worker: what `ORACLES` (tests/registry.py) names for a problem is
+neither importable nor in `sys.modules` in that problem's worker, and its files are not on its filesystem
+view (grader/sandbox.py masks them: the namespaces layer hides them, the user layer denies the sandbox's uid
+the right to read them).
+
+A module of an oracle is found by its file, without importing anything (`locate`). In the worker a finder
+placed first on `sys.meta_path` before torch is imported (`install`) answers every import of such a module,
+and of its submodules, with a stub: torch imports some of them itself (`torch.optim` imports `adam` and
+`adamw`), so the stub has every name torch asks for, and each is a placeholder that raises `OracleAbsent`,
+naming the oracle and its problem, when called, instantiated or subclassed and instantiated. A compiled
+kernel of an oracle (torch's fused Adam) is taken out of torch's namespace and its CPU kernel replaced in
+torch's dispatcher by one that raises the same error (`disable_kernels`).
+"""
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+import warnings
+from pathlib import Path
+
+
+class OracleAbsent(RuntimeError):
+    """The code under test used an oracle of the problem it is graded on: the grading worker has none."""
+
+
+def message(name: str, problem: str) -> str:
+    return f"{name} is the oracle of problem {problem}: not available to the code under test"
+
+
+def locate(name: str) -> Path | None:
+    """The file (a module) or folder (a package) of the module `name`, found without importing anything;
+    None where `name` is not a module (a kernel, an attribute) or is not installed."""
+    top, *rest = name.split(".")
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)  # sys.path alone (not the stubs), imports nothing
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if not spec.submodule_search_locations:
+        return Path(spec.origin) if not rest and spec.origin and spec.origin.endswith(".py") else None
+    if not rest and spec.origin is None:  # a package whose folder the sandbox emptied: a namespace package now
+        return Path(next(iter(spec.submodule_search_locations)))
+    for location in spec.submodule_search_locations:
+        base = Path(location).joinpath(*rest)
+        # where the sandbox hides it, a module's file is /dev/null and a package an empty folder: still found
+        if (base / "__init__.py").exists() or rest and base.is_dir() and not any(base.iterdir()):
+            return base
+        if base.with_suffix(".py").exists():
+            return base.with_suffix(".py")
+    return None
+
+
+def hidden_paths(names) -> list[str]:
+    """What masking the modules among `names` hides: each module's source and its compiled bytecode, each
+    package's whole folder."""
+    found = set()
+    for name in names:
+        path = locate(name)
+        if path is None:
+            continue
+        found.add(str(path))
+        if path.is_file():
+            cache = path.parent / "__pycache__"
+            if cache.is_dir():
+                found.update(str(p) for p in cache.glob(f"{path.stem}.*.pyc"))
+    return sorted(found)
+
+
+def modules_of(names) -> list[str]:
+    return [name for name in names if locate(name) is not None]
+
+
+# Names of an oracle's module that torch registers at its own import, so their placeholders must be of the
+# kind torch checks (torch/_higher_order_ops registers these dispatch modes; it instantiates them only when
+# selective activation checkpointing runs).
+DISPATCH_MODES = frozenset({("torch.utils.checkpoint", "_CachedTorchDispatchMode"),
+                            ("torch.utils.checkpoint", "_CachingTorchDispatchMode")})
+
+
+def _placeholder(module: str, name: str, problem: str) -> type:
+    text = message(f"{module}.{name}", problem)
+
+    def refuse(cls, *args, **kwargs):
+        raise OracleAbsent(text)
+
+    bases: tuple[type, ...] = ()
+    if (module, name) in DISPATCH_MODES:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        bases = (TorchDispatchMode,)
+    return type(name, bases, {"__new__": refuse, "__module__": module, "__qualname__": name, "__doc__": text})
+
+
+class AbsentModule(types.ModuleType):
+    """A stub for a module of an oracle: every public name is a placeholder that raises `OracleAbsent`."""
+
+    def __init__(self, name: str, problem: str):
+        super().__init__(name, message(name, problem))
+        self.__path__ = []  # a package: its submodules are imported through the finder too
+        self.__oracle_problem__ = problem
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        value = _placeholder(self.__name__, name, self.__oracle_problem__)
+        setattr(self, name, value)
+        return value
+
+
+class AbsentFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """First on sys.meta_path: the modules of the problem's oracles, and their submodules, are stubs."""
+
+    def __init__(self, modules: list[str], problem: str):
+        self.modules, self.problem = tuple(modules), problem
+
+    def find_spec(self, fullname, path=None, target=None):
+        if any(fullname == m or fullname.startswith(m + ".") for m in self.modules):
+            return importlib.machinery.ModuleSpec(fullname, self, origin="absent from the grading worker")
+        return None
+
+    def create_module(self, spec):
+        return AbsentModule(spec.name, self.problem)
+
+    def exec_module(self, module):
+        pass
+
+
+def install(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[str]:
+    """Make the modules of `problem`'s oracles stubs in this process, before anything imports them (raises
+    where one is already imported). Returns their names."""
+    modules = modules_of(oracles.get(problem, ())) if problem else []
+    loaded = [m for m in modules if m in sys.modules]
+    if loaded:
+        raise RuntimeError(f"an oracle was imported before the worker could keep it out: {loaded}")
+    if modules:
+        sys.meta_path.insert(0, AbsentFinder(modules, problem))
+    return modules
+
+
+_KEPT: list = []  # the dispatcher registrations that replace the kernels (they last as long as they are held)
+
+
+def disable_kernels(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[str]:
+    """After torch is imported: each compiled kernel among `problem`'s oracles ("torch._fused_adamw_") is
+    replaced in torch's namespace by a placeholder, and its CPU kernel in the dispatcher by one that raises
+    `OracleAbsent` (so `torch.ops.aten.<name>` raises too). Returns the kernels disabled."""
+    import torch
+
+    done = []
+    for name in oracles.get(problem, ()) if problem else ():
+        owner, _, attribute = name.rpartition(".")
+        if owner != "torch" or locate(name) is not None or not hasattr(torch.ops.aten, attribute):
+            continue
+        text = message(name, problem)
+
+        def refuse(*args, text=text, **kwargs):
+            raise OracleAbsent(text)
+
+        library = torch.library.Library("aten", "IMPL")
+        for key in ("CPU", "CompositeExplicitAutograd", "Meta"):
+            try:
+                with warnings.catch_warnings():  # "overriding a previously registered kernel": the point
+                    warnings.simplefilter("ignore")
+                    library.impl(attribute, refuse, key)
+            except RuntimeError:  # no such overload for this key
+                continue
+        _KEPT.append(library)
+        setattr(torch, attribute, _placeholder("torch", attribute, problem))
+        done.append(name)
+    return done

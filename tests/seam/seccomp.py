@@ -1,0 +1,144 @@
+"""The kernel's rules for the grading worker: a seccomp filter, installed before the code under test is
+imported, that the code cannot remove (filters only ever add up, and no_new_privs is for life).
+
+Refused with EPERM (the call fails with PermissionError, "Operation not permitted", and the student's test
+fails with that error), for the worker and every thread it has or starts:
+
+    new processes          fork, vfork, clone without CLONE_THREAD, execve, execveat
+    other processes        ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, process_madvise
+    new namespaces         unshare, setns
+    foreign system calls   any call of another architecture (i386's int 0x80 on x86-64) or of the x32 ABI
+
+clone3 answers ENOSYS, so that libc falls back to clone, whose flags a classic filter can read (clone3
+passes them in memory it cannot). Threads are allowed: torch's intra-op threads and an honest thread pool
+need them, and a thread is the same process, holding nothing the main thread does not (no oracle is in the
+worker: tests/seam/absent.py). Writing to /proc/self/mem is not refused (a filter cannot read a path): the
+memory is the student's own process, which ctypes reaches anyway; another process's memory needs ptrace
+access, which the kernel refuses to another uid and, with no_new_privs, to everything but the worker itself.
+
+The program is classic BPF, assembled here (`program`), for x86-64 and aarch64; elsewhere, or where the
+kernel has no seccomp, `install` says why and the worker runs without it (`resource-grader doctor` reports
+it: grader/sandbox.py).
+"""
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1  # every thread of the process, those torch already started included
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+CLONE_THREAD = 0x00010000
+X32_BIT = 0x40000000
+
+# BPF opcodes: load a word of seccomp_data, compare, return
+LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+NR, ARCH, ARG0 = 0, 4, 16  # offsets in struct seccomp_data (ARG0: the low 32 bits of the first argument)
+
+RULE = ("where it was a new process, ptrace or another process's memory: the grading worker's kernel filter "
+        "refuses them (tests/seam/seccomp.py); threads are allowed")
+REFUSED = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
+           "pidfd_getfd", "process_madvise", "unshare", "setns")
+ARCHITECTURES = {  # machine -> (AUDIT_ARCH_*, the seccomp syscall, the syscall numbers)
+    "x86_64": (0xC000003E, 317, {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "ptrace": 101,
+                                 "unshare": 272, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
+                                 "execveat": 322, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440}),
+    "aarch64": (0xC00000B7, 277, {"clone": 220, "execve": 221, "ptrace": 117, "unshare": 97, "setns": 268,
+                                  "process_vm_readv": 270, "process_vm_writev": 271, "execveat": 281,
+                                  "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440}),
+}
+
+
+def program(machine: str) -> list[tuple[int, int, int, int]]:
+    """The filter for `machine` as (code, jt, jf, k) instructions."""
+    arch, _, numbers = ARCHITECTURES[machine]
+    refused = [numbers[name] for name in REFUSED if name in numbers]
+    body: list[tuple] = [(LD_W_ABS, 0, 0, ARCH), (JEQ_K, 0, "eperm", arch), (LD_W_ABS, 0, 0, NR)]
+    if machine == "x86_64":
+        body.append((JGE_K, "eperm", 0, X32_BIT))
+    body += [(JEQ_K, "eperm", 0, nr) for nr in refused]
+    body += [(JEQ_K, "enosys", 0, numbers["clone3"]), (JEQ_K, "clone", 0, numbers["clone"]), (RET_K, 0, 0, RET_ALLOW)]
+    labels = {"clone": len(body)}
+    body += [(LD_W_ABS, 0, 0, ARG0), (JSET_K, "allow", "eperm", CLONE_THREAD)]
+    labels.update(allow=len(body), eperm=len(body) + 1, enosys=len(body) + 2)
+    body += [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM), (RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+
+    def offset(target, i):  # jumps are relative to the next instruction
+        return target if isinstance(target, int) else labels[target] - i - 1
+
+    return [(code, offset(jt, i), offset(jf, i), k) for i, (code, jt, jf, k) in enumerate(body)]
+
+
+def unsupported() -> str | None:
+    """Why the filter cannot go on here, or None (checked without installing it)."""
+    if platform.system() != "Linux":
+        return f"seccomp is Linux's ({platform.system()} here)"
+    if platform.machine() not in ARCHITECTURES:
+        return f"no filter written for {platform.machine()} (only {', '.join(ARCHITECTURES)})"
+    try:
+        status = open("/proc/self/status").read()
+    except OSError:
+        return "/proc/self/status is not readable"
+    if "Seccomp:" not in status:
+        return "this kernel has no seccomp (CONFIG_SECCOMP)"
+    return None
+
+
+def install() -> str | None:
+    """Put the filter on this process and all its threads, for good. Returns None, or why it could not."""
+    why = unsupported()
+    if why:
+        return why
+    _, seccomp_nr, _ = ARCHITECTURES[platform.machine()]
+    code = b"".join(struct.pack("HBBI", *instruction) for instruction in program(platform.machine()))
+    filters = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HxxxxxxP", len(code) // 8, ctypes.addressof(filters))
+    fprog_buffer = ctypes.create_string_buffer(fprog, len(fprog))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}"
+    result = libc.syscall(ctypes.c_long(seccomp_nr), ctypes.c_ulong(SECCOMP_SET_MODE_FILTER),
+                          ctypes.c_ulong(SECCOMP_FILTER_FLAG_TSYNC), fprog_buffer)
+    if result != 0:
+        return (f"seccomp(SECCOMP_SET_MODE_FILTER) failed: {os.strerror(ctypes.get_errno())}" if result < 0
+                else f"thread {result} could not take the filter")
+    return None
+
+
+def selftest() -> str | None:
+    """In a child process: install the filter, then check that a fork is refused and a thread is not.
+    None where all of that holds, else what did not (for `resource-grader doctor`)."""
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read)
+        why = install()
+        if why is None:
+            import threading
+
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    os._exit(0)
+                why = "a fork was not refused"
+            except PermissionError:
+                ran = []
+                thread = threading.Thread(target=ran.append, args=(1,))
+                thread.start()
+                thread.join()
+                why = None if ran else "a thread did not run"
+        os.write(write, (why or "").encode())
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(child, 0)
+    return answer or None
+
+
+if __name__ == "__main__":
+    print(selftest() or "ok")
