@@ -42,6 +42,7 @@ The folders of one grading, under one temporary folder that others may cross but
                tmpfs where the grader may mount one)
 """
 
+import contextlib
 import fcntl
 import json
 import os
@@ -130,6 +131,20 @@ class Spec:
         options += mask_options(oracles)
         return options + ["--ro-bind", self.tree, self.tree, "--bind", self.home, self.home, "--chdir", self.home]
 
+    def clear(self) -> None:
+        """Between two problems' workers (none running): empty the home, and (user layer) remove what the uid
+        left in the shared temporary folders, so that nothing one problem's worker saw reaches the next one
+        (an oracle's source read where it was not hidden, stashed for the worker of its problem)."""
+        for entry in os.scandir(self.home):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        if "user" in self.layers:
+            for folder in SHARED_TMP:
+                remove_owned(Path(folder), self.uid)
+
     def kill_all(self) -> None:
         """Kill every process of the sandbox's uid, those that left the worker's process group included; then
         hold the uid again (`hold_uid`) until the next worker starts."""
@@ -192,12 +207,20 @@ def _set_acl(path: str, entries: list[tuple[int, int, int]]) -> None:
     os.setxattr(path, ACL_XATTR, raw, follow_symlinks=False)
 
 
+@contextlib.contextmanager
+def _acl_lock():
+    """Gradings edit the same oracle files' ACLs, each reading then writing the whole ACL: one at a time."""
+    UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+    with open(UID_LOCKS / "acl.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def hide_oracles(uid: int, hidden: list[str], every: dict[str, list[str]]) -> None:
     """With the user layer alone: `uid` may read none of `hidden` (an ACL entry with no rights, which
     concerns that uid alone, so concurrent gradings of other problems still read them) and again every other
     oracle file of `every`. Raises OSError where the filesystem has no ACLs (`doctor` says so)."""
-    with open(UID_LOCKS / "acl.lock", "a") as lock:  # gradings edit the same files' ACLs
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _acl_lock():
         for path in sorted({p for paths in every.values() for p in paths}):
             entries = [e for e in _acl(path) if not (e[0] == ACL_USER and e[2] == uid)]
             if path in hidden:
@@ -217,7 +240,8 @@ def acl_problem() -> str | None:
             why = "the grader is not root"
         elif files:
             try:
-                _set_acl(files[0], _acl(files[0]))  # rewrites what is there: a no-op that needs ACL support
+                with _acl_lock():  # unlocked, a stale copy written back would lift another grading's entry
+                    _set_acl(files[0], _acl(files[0]))  # rewrites what is there: a no-op that needs ACL support
             except OSError as exc:
                 why = f"no POSIX ACLs on {files[0]}'s filesystem ({exc.strerror})"
         _acl_problem.append(why)
@@ -543,7 +567,7 @@ class Sandbox:
         shutil.rmtree(self.top, onerror=lambda _f, path, e: self.problems.append(f"could not remove {path}: {e[1]}"))
         if self.uid is not None:
             for folder in SHARED_TMP:
-                self._remove_owned(Path(folder))
+                self.problems += remove_owned(Path(folder), self.uid)
             self._remove_ipc()
         if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
@@ -555,22 +579,24 @@ class Sandbox:
             if subprocess.run(["ipcrm", IPC_KINDS[kind], ipc_id], capture_output=True).returncode:
                 self.problems.append(f"could not remove System V {kind} {ipc_id}")
 
-    def _remove_owned(self, folder: Path) -> None:
-        """Remove what the sandbox's uid left in a folder that every user may write to."""
+def remove_owned(folder: Path, uid: int) -> list[str]:
+    """Remove what `uid` left in a folder that every user may write to; what could not be removed, in words."""
+    problems = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return problems
+    for entry in entries:
         try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != self.uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path)
-                else:
-                    os.unlink(entry.path)
-            except OSError as exc:
-                self.problems.append(f"could not remove {entry.path}: {exc}")
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError as exc:
+            problems.append(f"could not remove {entry.path}: {exc}")
+    return problems
 
 
 IPC_KINDS = {"shm": "-m", "sem": "-s", "msg": "-q"}  # /proc/sysvipc/KIND -> ipcrm's flag

@@ -397,3 +397,70 @@ def test_a_memory_bomb_is_told_it_used_too_much_memory(tmp_path):
     said = "\n".join(t["output"] for t in results["tests"])
     assert f"your code used more memory than the autograder allows: {limit_mib} MiB" in said, output.decode()[-3000:]
     assert "exited with code -9" not in said
+
+
+STASH = """
+import os as _os
+import torch as _torch
+
+try:  # this problem's worker may read flops' oracle, not its own (through a folder's descriptor: past the guard)
+    _utils = _os.open(_os.path.join(_os.path.dirname(_torch.__file__), "utils"), _os.O_RDONLY)
+    with _os.fdopen(_os.open("flop_" + "counter.py", _os.O_RDONLY, dir_fd=_utils)) as _f:
+        _source = _f.read()
+    for _folder in (_os.environ.get("HOME", ""), "/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            with open(_os.path.join(_folder, "ra-hostile-stash.py"), "w") as _f:
+                _f.write(_source)
+        except OSError:
+            pass
+except OSError:
+    pass
+"""
+
+UNSTASH = """
+import os as _os
+
+_namespace = {"__name__": "torch.utils.stash", "__package__": "torch.utils"}  # its relative imports resolve
+for _folder in (_os.environ.get("HOME", ""), "/tmp", "/var/tmp", "/dev/shm"):
+    try:
+        with open(_os.path.join(_folder, "ra-hostile-stash.py")) as _f:
+            exec(compile(_f.read(), "stash.py", "exec"), _namespace)
+        break
+    except Exception:
+        pass
+
+if "FlopCounterMode" in _namespace:
+    class FlopCounter(_namespace["FlopCounterMode"]):  # noqa: F811 - the attack replaces the stub
+        def __init__(self):
+            super().__init__(display=False)
+
+        @property
+        def total(self):
+            return self.get_total_flops()
+
+        @property
+        def by_op(self):
+            return {str(op): n for op, n in self.get_flop_counts().get("Global", {}).items()}
+"""
+
+
+def test_an_oracle_stashed_by_another_problems_worker_is_gone(tmp_path):
+    """The workers of tensors and activation_checkpointing may read FlopCounterMode's source, which
+    is not its oracle, and leave it in its home or a shared temporary folder for the flops worker of the same
+    grading: each problem's worker starts with an empty home and none of the uid's files in the shared
+    folders (Spec.clear), so the flops worker finds nothing and the stub's counter earns nothing."""
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    stashing = ["tensors", "activation_checkpointing"]  # whichever order the problems are graded in
+    for problem in stashing:
+        (folder / f"{problem}.py").write_text((ROOT / "assignment" / f"{problem}.py").read_text() + STASH)
+    (folder / "flops.py").write_text((ROOT / "assignment" / "flops.py").read_text() + UNSTASH)
+    out = tmp_path / "results.json"
+    problems = [option for problem in [*stashing, "flops"] for option in ("--problem", problem)]
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), *problems,
+                           "--no-fingerprints"], cwd=ROOT, env=grader_env(), check=False, capture_output=True,
+                          timeout=1200)
+    results = json.loads(out.read_text())
+    earned = [(t["name"], t["score"]) for t in results["tests"] if t["score"]]
+    assert not earned, done.stderr.decode()[-3000:]
+    assert not list(Path("/tmp").glob("ra-hostile-stash*")) and not list(Path("/dev/shm").glob("ra-hostile-stash*"))

