@@ -21,6 +21,10 @@ def _official_root() -> Path:
 
 
 OFFICIAL_ROOT = _official_root()
+# The grader's own imports of the official tree (tests.seam, tests.registry, ...) come from it, whatever the
+# current folder (`python -m grader` run in a submission's folder takes that folder off the path: __main__.py)
+if str(OFFICIAL_ROOT) not in sys.path:
+    sys.path.insert(0, str(OFFICIAL_ROOT))
 # True in a non-editable install: the tree is a copy, without the repository's README, kit and meta-tests
 INSTALLED_COPY = OFFICIAL_ROOT.name == INSTALLED_TREE and OFFICIAL_ROOT.parent == Path(__file__).resolve().parent
 

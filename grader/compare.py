@@ -19,8 +19,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from grader import OFFICIAL_ROOT
-
 EXAMPLES = 20  # the default number of inputs per function
 CATALOGUE_MODULES = r"tests\.mistakes\."  # where the warnings of the catalogue's functions are raised
 NOT_STARTED = ("not started: every function of its module only raises NotImplementedError (the stub), "
@@ -28,13 +26,11 @@ NOT_STARTED = ("not started: every function of its module only raises NotImpleme
 
 
 def _prepare() -> None:
-    """The official tree importable, and jaxtyping's shape checks on the reference (as the suite has them).
+    """jaxtyping's shape checks on the reference (as the suite has them).
     The catalogue's wrong functions run in this process (their answers): what a library warns them about
     (`memory:allocates` creates tensors of torch's deprecated quantized dtypes) is not the operator's concern,
     and stays off their terminal."""
     warnings.filterwarnings("ignore", module=CATALOGUE_MODULES)
-    if str(OFFICIAL_ROOT) not in sys.path:
-        sys.path.insert(0, str(OFFICIAL_ROOT))
     if "reference" not in sys.modules:
         from jaxtyping import install_import_hook
 
