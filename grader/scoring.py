@@ -196,7 +196,8 @@ WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an except
 # outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
 # as the student's.
 STUDENT_FAILURES = {"AssertionError", "WorkerTimeout", "WorkerDied", "Failed", "ExceptionGroup", "BaseExceptionGroup",
-                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError"}
+                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError",
+                    "OracleReached"}
 GRADER_ERROR = ("The grading code raised this error itself, outside your code (course staff are told): it may be a "
                 "problem of the grading environment, not of your submission.")
 _TOP_LEVEL_FRAME = re.compile(r'File "assignment/(\w+)\.py", line (\d+), in <module>')

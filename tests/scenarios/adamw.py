@@ -125,6 +125,10 @@ class Replayed(torch.optim.Optimizer):
     def step(self, closure=None):
         raise RuntimeError("a replayed optimizer holds a state; it does not step")
 
+    # torch.optim.Optimizer.__init__ wraps an unhooked class's `step` in place, a rebinding of this scenario's
+    # code that the guard reports as the submission's: it never steps, so there is nothing to wrap
+    step.hooked = True
+
 
 def state_bytes(pkg, spec: dict, kind: str, state_dtype_name: str | None = None, steps: int = 1,
                 replayed: list | None = None) -> dict:

@@ -90,6 +90,10 @@ class WorkerTimeout(TimeoutError):
     """The code under test did not return in time."""
 
 
+class OracleReached(RuntimeError):
+    """The code under test ran the oracle it is graded against (the guard's record): its answer is not its own."""
+
+
 class WorkerDied(RuntimeError):
     """The worker process exited (os._exit, a crash, the memory limit) instead of answering."""
 
@@ -321,8 +325,10 @@ class Worker:
         self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
             oracles = ", ".join(ORACLES.get(self.current_problem, ())) or "it"
-            raise RuntimeError(f"the code under test ran the oracle it is graded against "
-                               f"({'; '.join(self.oracle_runs[:5])}): it must work without {oracles}")
+            places = sorted({run.partition(" (from ")[2].rstrip(")") for run in self.oracle_runs} - {""})
+            where = f" (from {', '.join(places[:5])})" if places else ""
+            raise OracleReached(f"the code under test ran {oracles}, the oracle it is graded against{where}: "
+                                f"it must work without it")
         if reply.get("ok") is True:
             try:
                 return codec.decode(reply.get("value"))
