@@ -301,17 +301,32 @@ def kill_uid(uid: int) -> None:
 
 
 def hold_uid(uid: int) -> None:
-    """Start a process of `uid` that does nothing until it is killed: from the claim on, a grader that looks for
-    live processes of a uid before taking it (every version of this one does) sees it taken, even between two
-    workers. The teardown kills it with the rest."""
-    _holders[:] = [h for h in _holders if h.poll() is None]  # reaped once killed
-    _holders.append(subprocess.Popen(
-        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", "sleep", "infinity"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
-        env={"PATH": "/usr/bin:/bin"}, start_new_session=True))
+    """Start a process of `uid` that does nothing until it is killed or its starter dies: from the claim on, a
+    grader that looks for live processes of a uid before taking it (every version of this one does) sees it
+    taken, even between two workers. It reads a pipe whose only writer is this process (`cat`, to its end):
+    when this process exits, or is killed, the holder ends too, and no uid is held by a grader that is gone.
+    Returns once the holder is `uid` (before, it is root for a moment: a teardown that looked then would
+    miss it, and it would outlive the sandbox). The teardown kills it with the rest."""
+    _holders[:] = [h for h in _holders if h.poll() is None]  # reaped once killed; their pipes closed
+    holder = subprocess.Popen(
+        ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", "cat"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+        env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
+    _holders.append(holder)
+    deadline = time.monotonic() + 10
+    while _real_uid(holder.pid) != uid and holder.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 _holders: list[subprocess.Popen] = []
+
+
+def _real_uid(pid: int) -> int | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:"))
 
 
 def processes_of(uid: int) -> list[int]:

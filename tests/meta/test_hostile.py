@@ -263,13 +263,19 @@ def test_the_reference_keeps_full_marks_beside_the_attacks(corpus):
 def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
     # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
     # their own (grader/compare.py): every check of this corpus covers that second run too. An attack whose
-    # functions are all the stub's (it acts at import) is graded as not started: it is not run again.
+    # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
+    # import (it kills its own worker at import) as broken: neither is run again.
     assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
+    rerun = []
     for case in CASES:
-        ran = json.loads(corpus["results"][case]).get("extra_data", {}).get("fingerprints", {})
-        expected = None if not_started(case_source(case, "")) else ["flops"]
+        results = json.loads(corpus["results"][case])
+        ran = results.get("extra_data", {}).get("fingerprints", {})
+        broken = any(t["output"].count("Does not import: ") for t in results["tests"])
+        expected = None if not_started(case_source(case, "")) or broken else ["flops"]
         assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
         assert not ran.get("error"), f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
+        rerun += [case] * bool(expected)
+    assert len(rerun) >= len(CASES) // 2, f"only {rerun} ran again"
 
 
 def test_nothing_of_the_run_is_alive_or_left_behind(corpus):
