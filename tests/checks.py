@@ -3,8 +3,6 @@ what is usually wrong."""
 
 import math
 
-from tests.seam.typecheck import is_type_check_error  # noqa: F401 - here for the report and the tests
-
 # Added to a run-time type check's failure (jaxtyping with beartype; see the handout's Setup).
 TYPE_CHECK_HINT = ("hint: every annotation in your module is checked whenever one of its functions is called, by "
                    "the tests or by your own code (scalars too: a float is not an int, and an int is not a float "

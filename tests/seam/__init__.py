@@ -1,5 +1,8 @@
 """The seam between the tests and the code under test.
 
-`impl.py` gives the tests the package under test, in-process or isolated in a worker process;
-`codec.py` turns values into plain data and back; `worker.py` is the worker; `client.py` talks to it.
+`local.py` gives the tests the package under test in-process; `client.py` gives it isolated in a worker
+process (`worker.py`), over `protocol.py`'s frames, with values turned into plain data and back by
+`codec.py`. Inside the worker: `absent.py` (the oracles are stubs), `guard.py` and `seccomp.py` (what the
+code may not do), `heap.py` and `cputime.py` (what it may spend), `typecheck.py` (a call with the wrong
+types is the caller's mistake).
 """
