@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import INSTALLED_COPY, copycheck, has_reference, registry, sandbox, scoring
-from grader.runner import GRADESCOPE_TIMEOUT, Limits, run_tests
+from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
@@ -73,7 +73,7 @@ SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
                      secret: bytes | None, fingerprints=None, cpu_share=None,
-                     operator: list[str] | None = None) -> Graded:
+                     operator: list[str] | None = None, on_problem=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
     submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/compare.py's
@@ -82,7 +82,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
     instead: batch's workers send it back to the coordinator), never into the student's results. The run
     stops when the submission's time limit is reached, counted from here; with `cpu_share`
-    (grader/cpushare.py) it gets that share of the CPUs."""
+    (grader/cpushare.py) it gets that share of the CPUs. `on_problem(line)` is given a line per problem as
+    its tests finish (its score by the tests alone, and its seconds), while the run goes on."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
@@ -95,6 +96,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     broken: dict[str, str] = {}  # problem -> its module does not import, in one line
     lead: list[str] = []
     found = None
+    run = None
     try:
         box = Sandbox(layers, limits.submission_seconds)
         with box:
@@ -108,7 +110,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
-                            seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share)
+                            seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share,
+                            on_problem=on_problem and (lambda *finished: on_problem(progress_line(*finished))))
         operator += box.problems
         if run.problems:
             status = "error"
@@ -163,10 +166,30 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     summary = table(scores, notes, untouched, known, failures=False, **sections)  # the failures are under the tests
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
-                                                  fingerprinted=_ran(found), broken=broken, missing=missing), indent=1))
+                                                  fingerprinted=_ran(found), broken=broken, missing=missing,
+                                                  per_problem=seconds_per_problem(run)), indent=1))
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found, untouched)
+
+
+def progress_line(problem: str, collected: list[dict], records: dict[str, dict]) -> str:
+    """A problem whose tests have all finished, as `grade` shows it while the others run: its score by its
+    tests alone (the final table may still set points aside: a module that does not import, a review) and
+    the seconds its tests took."""
+    scores = score_run(RunResult(collected=collected, records=records), [registry.BY_ID[problem]])
+    seconds = sum(float(r.get("duration") or 0) for r in records.values())
+    score = f"{scores[0].score:5.2f} / {scores[0].points:g} points" if scores else "no graded tests here"
+    return f"{problem:<26} {score:<20} {seconds:6.1f} s"
+
+
+def seconds_per_problem(run: RunResult | None) -> dict[str, float]:
+    """Problem -> the seconds its tests took (for course staff: results.json's extra_data)."""
+    seconds: dict[str, float] = {}
+    for record in (run.records.values() if run else ()):
+        if record.get("problem"):
+            seconds[record["problem"]] = seconds.get(record["problem"], 0.0) + float(record.get("duration") or 0)
+    return {problem: round(value, 1) for problem, value in seconds.items()}
 
 
 def _printable(text: str) -> str:
@@ -235,7 +258,8 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
     if not layers.sandboxed:
         print(layers.describe())
     found = fingerprinter(problems, layers, limits)[0] if fingerprints else None
-    graded = grade_submission(submission, out, limits, problems, layers, secret, found)
+    graded = grade_submission(submission, out, limits, problems, layers, secret, found,
+                              on_problem=lambda line: print(line, file=sys.stderr, flush=True))
     print(graded.text)
     print(f"\nresults written to {out}")
     return EXIT_STATUS[graded.status]

@@ -1,11 +1,13 @@
 """Run the official tests on a workspace, isolated, and read back what each test did."""
 
+import contextlib
 import json
 import os
 import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,13 +50,14 @@ class RunResult:
 
 def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
               sandbox: Path | None = None, seed: int | None = None, seconds: float | None = None,
-              cpu_share=None) -> RunResult:
+              cpu_share=None, on_problem=None) -> RunResult:
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
     that `sandbox`, a grader.sandbox spec file, describes), every generated test seeded from `seed` (None:
     the profile's fixed inputs), for at most `seconds` (default: the submission's limit): then every process
     of the run is killed and the report read as it is. With `cpu_share` (grader/cpushare.py) the run and its
-    worker get that share of the CPUs. The report is written into the workspace, which the code under test
-    can neither read nor write when it is sandboxed."""
+    worker get that share of the CPUs. With `on_problem`, it is called as `on_problem(problem, collected,
+    records)` once every test of a problem has finished (`Progress`), while the run goes on. The report is
+    written into the workspace, which the code under test can neither read nor write when it is sandboxed."""
     report = workspace / "report.jsonl"
     options = ["--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
                "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
@@ -72,21 +75,73 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     env.update(PYTHONPATH=str(workspace), PYTHONDONTWRITEBYTECODE="1", PYTEST_ADDOPTS=shlex.join(options))
     result = RunResult()
     start = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    if cpu_share is not None:
-        cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
-    try:
-        output, _ = process.communicate(timeout=limits.submission_seconds if seconds is None else max(seconds, 1))
-    except subprocess.TimeoutExpired:
-        kill_tree(process.pid)
-        output, _ = process.communicate()
-        result.timed_out = True
-    result.seconds = time.monotonic() - start
-    result.exit_code = process.returncode
-    result.log = output.decode(errors="replace")[-20_000:]
+    deadline = start + (limits.submission_seconds if seconds is None else max(seconds, 1))
+    progress = Progress(report, on_problem) if on_problem else None
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        if cpu_share is not None:
+            cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
+        while process.poll() is None:
+            if time.monotonic() >= deadline:
+                kill_tree(process.pid)
+                process.wait()
+                result.timed_out = True
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=min(PROGRESS_SECONDS, max(deadline - time.monotonic(), 0.01)))
+            if progress:
+                progress.read()
+        result.seconds = time.monotonic() - start
+        result.exit_code = process.returncode
+        output.seek(max(0, output.seek(0, os.SEEK_END) - LOG_BYTES))
+        result.log = output.read().decode(errors="replace")[-LOG_BYTES:]
     read_report(report, result)
     return result
+
+
+PROGRESS_SECONDS = 0.5  # how often the report is read for progress while the run goes on
+LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
+
+
+class Progress:
+    """The report read as the run writes it (tests/report.py flushes a line per finished test):
+    `on_problem(problem, collected, records)` is called once, as soon as every collected test of that problem
+    has its record. For showing progress only: `read_report` alone decides what the run's results are."""
+
+    def __init__(self, report: Path, on_problem):
+        self.report, self.on_problem = report, on_problem
+        self.offset, self.partial = 0, b""
+        self.collected: dict[str, list[dict]] = {}
+        self.records: dict[str, dict[str, dict]] = {}
+        self.shown: set[str] = set()
+
+    def read(self) -> None:
+        try:
+            with open(self.report, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            if isinstance(record.get("collected"), list):
+                for test in filter(lambda c: isinstance(c, dict) and c.get("problem"), record["collected"]):
+                    self.collected.setdefault(test["problem"], []).append(test)
+            elif record.get("problem") in self.collected:
+                self.records.setdefault(record["problem"], {})[str(record.get("nodeid"))] = record
+        for problem, tests in self.collected.items():
+            records = self.records.get(problem, {})
+            if problem not in self.shown and all(t.get("nodeid") in records for t in tests):
+                self.shown.add(problem)
+                self.on_problem(problem, tests, records)
 
 
 def kill_tree(root: int) -> None:
