@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.registry import PROBLEM_MODULES
+from tests.registry import ORACLES, PROBLEM_MODULES
 from tests.seam import codec
 from tests.seam.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
@@ -324,7 +324,9 @@ class Worker:
             raise WorkerDied(f"{what}: {exc}") from None
         self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
-            ran = sorted({run.partition(" (from ")[0] for run in self.oracle_runs})
+            names = ORACLES.get(self.current_problem, ())
+            labels = {run.partition(" (from ")[0].split(".py:")[0].split(":")[0] for run in self.oracle_runs}
+            ran = [n for n in names if n.rsplit(".", 1)[-1] in labels] or list(names)  # dotted names, no paths
             places = sorted({run.partition(" (from ")[2].rstrip(")") for run in self.oracle_runs} - {""})
             where = f", from {', '.join(places[:5])}" if places else ""
             raise OracleReached(f"the code under test ran the oracle it is graded against ({', '.join(ran[:3])}"
