@@ -222,7 +222,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_float_format_matches_finfo", "test_float_format_fp4_e2m1_hand_table",
            "test_lecture_facts_ranges_of_fp8")),
         B("round_to_bf16: bit for bit", "generated fp32 bit patterns (ties, subnormals, inf, NaN) against "
-          "torch's cast", 2, ("test_round_to_bf16_matches_torch_cast",)),
+          "torch's cast, in three parts: normal numbers, subnormals and zeros, inf and NaN", 2,
+          ("test_round_to_bf16_matches_torch_cast",)),
         B("round_to_bf16: shape and worked examples", "the shape is kept; the handout's worked examples", 0.25,
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),
         B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
@@ -333,7 +334,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     ),
     "activation_checkpointing": (
         B("checkpoint: saves only its inputs", "only the inputs are saved for backward; fn runs twice (forward, "
-          "recompute): what sets checkpoint apart from calling fn", 1.75,
+          "recompute): what sets checkpoint apart from calling fn; half each", 1.75,
           ("test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice",)),
         B("checkpoint: gradients", "the gradients of a checkpointed block equal a plain backward", 0.5,
           ("test_checkpoint_matches_plain_backward",), requires="checkpoint: saves only its inputs"),

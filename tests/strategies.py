@@ -410,12 +410,25 @@ FP32_SPECIAL_BITS = (
 )
 
 
-def fp32_bits():
+FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf or NaN": (255, 255)}  # exponent fields
+
+
+def fp32_bits(kind: str | None = None):
     """One float32 bit pattern, as an unsigned int: any, a special one, or one whose lower 16 bits are a
-    tie or a near-tie."""
+    tie or a near-tie; with `kind` (FP32_BIT_KINDS), only those whose exponent field is of that kind (normal
+    numbers include those that round to inf)."""
     tails = st.sampled_from([0x8000, 0x7FFF, 0x8001, 0x0000, 0xFFFF])
-    return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
-                     st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+    if kind is None:
+        return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
+                         st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+    low, high = FP32_BIT_KINDS[kind]
+    specials = [b for b in FP32_SPECIAL_BITS if low <= (b >> 23) & 0xFF <= high]
+    exponents, signs = st.integers(low, high), st.integers(0, 1)
+    return st.one_of(
+        st.builds(lambda s, e, mantissa: s << 31 | e << 23 | mantissa, signs, exponents, st.integers(0, 2**23 - 1)),
+        st.sampled_from(specials),
+        st.builds(lambda s, e, upper, tail: s << 31 | e << 23 | upper << 16 | tail, signs, exponents,
+                  st.integers(0, 0x7F), tails))
 
 
 @st.composite

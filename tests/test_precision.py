@@ -47,7 +47,7 @@ from tests.common.precision import (
 )
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import precision as scenarios
-from tests.strategies import fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
+from tests.strategies import FP32_BIT_KINDS, fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
 
 pytestmark = pytest.mark.precision
 
@@ -144,9 +144,10 @@ def test_lecture_facts_ranges_of_fp8(impl):
 
 # -- round_to_bf16 ---------------------------------------------------------------------------------------
 
-@given(bits=st.lists(fp32_bits(), min_size=1, max_size=40))
-def test_round_to_bf16_matches_torch_cast(impl, bits):
-    x = tensor_from_bits(bits)
+@pytest.mark.parametrize("kind", list(FP32_BIT_KINDS))  # one item each: a slip in one kind costs that share
+@given(data=st.data())
+def test_round_to_bf16_matches_torch_cast(impl, kind, data):
+    x = tensor_from_bits(data.draw(st.lists(fp32_bits(kind), min_size=1, max_size=40), label="bits"))
     got = impl.precision.round_to_bf16(x)
     expect_same_floats(got, x.to(torch.bfloat16).float(), x, what="round_to_bf16(x)",
                        source="x.to(torch.bfloat16).float()",
