@@ -120,13 +120,15 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_differential_all_functions",)),
     ),
     "mini_einops": (
-        B("rearrange", "generated rearrange patterns and shapes, against einops", 3.5,
+        B("rearrange", "generated rearrange patterns and shapes, against einops, in three parts: named axes only, "
+          "with an ellipsis, with unit axes", 3.5,
           ("test_rearrange_matches_einops",)),
-        B("reduce", "generated reduce patterns, shapes and reductions, against einops", 2.5,
+        B("reduce", "generated reduce patterns, shapes and reductions, against einops, in three parts: named axes "
+          "only, with an ellipsis, with unit axes", 2.5,
           ("test_reduce_matches_einops",)),
         B("repeat", "generated repeat patterns, shapes and lengths, against einops", 1.5,
           ("test_repeat_matches_einops",)),
-        B("einsum", "generated einsum patterns over one to three tensors, against einops", 2.5,
+        B("einsum", "generated einsum patterns against einops, in three parts: one, two and three tensors", 2.5,
           ("test_einsum_matches_einops",)),
         B("classic calls", "the lecture's examples (its matmul einsum, `...` batching) and einops' "
           "documented calls, against einops", 1.25,
@@ -259,7 +261,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                 "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised")),
     ),
     "adamw": (
-        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW", 2.75,
+        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW, in two parts: "
+          "without and with weight decay", 2.75,
           ("test_adamw_matches_torch_float64",)),
         B("AdamW: float32 trajectories", "against torch.optim.AdamW on float32 parameters", 1,
           ("test_adamw_matches_torch_float32",)),

@@ -113,7 +113,7 @@ def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl,
                          "a dummy tensor that requires grad", rng=True)
 
 
-@pytest.mark.parametrize("part", ["fn runs twice", "only the inputs are saved"])  # a share each
+@pytest.mark.parametrize("part", ["fn runs twice", "only the inputs are saved"], ids=["recompute", "saved"])
 @given(spec=checkpoint_specs())
 def test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice(impl, part, spec):
     got = impl.run(scenarios.run_checkpoint, spec)

@@ -144,7 +144,8 @@ def test_lecture_facts_ranges_of_fp8(impl):
 
 # -- round_to_bf16 ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", list(FP32_BIT_KINDS))  # one item each: a slip in one kind costs that share
+# one item per kind of bit pattern: a slip in one kind costs that share only
+@pytest.mark.parametrize("kind", list(FP32_BIT_KINDS), ids=lambda kind: kind.replace(" ", "-"))
 @given(data=st.data())
 def test_round_to_bf16_matches_torch_cast(impl, kind, data):
     x = tensor_from_bits(data.draw(st.lists(fp32_bits(kind), min_size=1, max_size=40), label="bits"))
