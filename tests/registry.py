@@ -224,7 +224,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_float_format_matches_finfo", "test_float_format_fp4_e2m1_hand_table",
            "test_lecture_facts_ranges_of_fp8")),
         B("round_to_bf16: bit for bit", "generated fp32 bit patterns (ties, subnormals, inf, NaN) against "
-          "torch's cast, in three parts: normal numbers, subnormals and zeros, inf and NaN", 2,
+          "torch's cast, in three parts: normal numbers, subnormals and zeros, inf, NaN and overflow", 2,
           ("test_round_to_bf16_matches_torch_cast",)),
         B("round_to_bf16: shape and worked examples", "the shape is kept; the handout's worked examples", 0.25,
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),

@@ -422,7 +422,8 @@ FP32_SPECIAL_BITS = (
 )
 
 
-FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf or NaN": (255, 255)}  # exponent fields
+# exponent fields; the last kind adds the largest normals that round up to inf (each kind has inputs that change)
+FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf, NaN or overflow": (255, 255)}
 
 
 def fp32_bits(kind: str | None = None):
@@ -436,11 +437,14 @@ def fp32_bits(kind: str | None = None):
     low, high = FP32_BIT_KINDS[kind]
     specials = [b for b in FP32_SPECIAL_BITS if low <= (b >> 23) & 0xFF <= high]
     exponents, signs = st.integers(low, high), st.integers(0, 1)
-    return st.one_of(
+    kinds = [
         st.builds(lambda s, e, mantissa: s << 31 | e << 23 | mantissa, signs, exponents, st.integers(0, 2**23 - 1)),
         st.sampled_from(specials),
         st.builds(lambda s, e, upper, tail: s << 31 | e << 23 | upper << 16 | tail, signs, exponents,
-                  st.integers(0, 0x7F), tails))
+                  st.integers(0, 0x7F), tails)]
+    if kind == "inf, NaN or overflow":  # 0x7F7F8000 and up: finite in float32, inf in bf16
+        kinds.append(st.builds(lambda s, tail: s << 31 | 0x7F7F0000 | tail, signs, st.integers(0x8000, 0xFFFF)))
+    return st.one_of(kinds)
 
 
 @st.composite
