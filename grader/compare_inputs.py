@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, FloatFormat
 from tests import strategies as s
+from tests.common.mini_einops import FLOAT_TOL
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,9 @@ def _rel(rel: float) -> str:
 # -- flops ---------------------------------------------------------------------------------------------------
 
 def _flops() -> list[Entry]:
+    from tests.common.flops import REL as rel
     from tests.scenarios import flops as scenarios
 
-    rel = 1e-9  # tests/test_flops.py REL
     batches, seqs = st.integers(1, 4), st.integers(1, 12)
     model = st.tuples(s.transformer_configs(), batches, seqs)
 
@@ -140,9 +141,10 @@ def _memory() -> list[Entry]:
 
 def _roofline() -> list[Entry]:
     from assignment.given import OpCost
+    from tests.common.roofline import DTYPES
+    from tests.common.roofline import REL as rel
 
-    rel = 1e-12  # tests/test_roofline.py REL
-    dtypes = st.sampled_from([torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float64])
+    dtypes = st.sampled_from(DTYPES)
     hardware = st.sampled_from(sorted(HARDWARE)).flatmap(
         lambda name: st.tuples(st.just(HARDWARE[name]), st.sampled_from(sorted(HARDWARE[name].peak_flops, key=str))))
     costs = st.builds(OpCost, flops=st.integers(1, 10**15), bytes=st.integers(1, 10**13))
@@ -174,7 +176,7 @@ def _roofline() -> list[Entry]:
 # -- tensors -------------------------------------------------------------------------------------------------
 
 def _tensors() -> list[Entry]:
-    from tests.test_tensors import DTYPES, addressing
+    from tests.common.tensors import DTYPES, addressing
 
     chains = s.op_chains()
     fresh = st.tuples(s.op_chains(fresh=True, must_succeed=True), st.sampled_from(DTYPES)).map(
@@ -246,7 +248,7 @@ def _tensors() -> list[Entry]:
 
 def _precision() -> list[Entry]:
     from reference import precision as ref
-    from tests.test_precision import SMALL_FORMATS, TORCH_FORMATS, decode_code, tensor_from_bits
+    from tests.common.precision import SMALL_FORMATS, TORCH_FORMATS, decode_code, tensor_from_bits
 
     def torch_format(name):
         dtype, e, m, _ = TORCH_FORMATS[name]
@@ -284,7 +286,7 @@ def _precision() -> list[Entry]:
 # -- mini_einops and einops_practice -------------------------------------------------------------------------
 
 def _einops_call(spec: dict) -> tuple:
-    from tests.test_mini_einops import make_inputs
+    from tests.common.mini_einops import make_inputs
 
     tensors = make_inputs(spec)
     if spec["kind"] == "einsum":
@@ -296,7 +298,6 @@ def _einops_call(spec: dict) -> tuple:
     return (tensors[0], spec["pattern"]), dict(spec["axes_lengths"])
 
 
-FLOAT_TOL = {"float32": (1e-5, 1e-5), "float64": (1e-12, 1e-12)}  # tests/test_mini_einops.py expect_like_einops
 
 
 @st.composite
@@ -332,9 +333,9 @@ def _mini_einops() -> list[Entry]:
 
 
 def _einops_practice() -> list[Entry]:
-    from tests.test_einops_practice import FUNCTIONS, audit_calls
+    from tests.common.einops_practice import DIFFERENTIAL_TOL, FUNCTIONS, audit_calls
 
-    tol = {"float32": (1e-5, 1e-5), "float64": (1e-5, 1e-5)}  # test_differential_all_functions
+    tol = {"float32": (DIFFERENTIAL_TOL,) * 2, "float64": (DIFFERENTIAL_TOL,) * 2}
     return [Entry(name, st.integers(0, 2**16).map(lambda seed, n=name: (tuple(dict(audit_calls(seed))[n]), {})),
                   tensor_tol=tol, tolerance="rtol 1e-5, atol 1e-5", pool=1) for name in FUNCTIONS]
 
@@ -364,7 +365,8 @@ def _activation_checkpointing() -> list[Entry]:
 
 
 def _benchmarking() -> list[Entry]:
-    rel = 1e-9  # tests/test_benchmarking.py REL
+    from tests.common.benchmarking import REL as rel
+
     names = ["NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA H100 NVL", "NVIDIA GH200 480GB",
              "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 4090", "NVIDIA H100 SXM5 80GB", "NVIDIA H200 NVL"]
     return [

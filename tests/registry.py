@@ -120,13 +120,15 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_differential_all_functions",)),
     ),
     "mini_einops": (
-        B("rearrange", "generated rearrange patterns and shapes, against einops", 3.5,
+        B("rearrange", "generated rearrange patterns and shapes, against einops, in three parts: named axes only, "
+          "with an ellipsis, with unit axes", 3.5,
           ("test_rearrange_matches_einops",)),
-        B("reduce", "generated reduce patterns, shapes and reductions, against einops", 2.5,
+        B("reduce", "generated reduce patterns, shapes and reductions, against einops, in three parts: named axes "
+          "only, with an ellipsis, with unit axes", 2.5,
           ("test_reduce_matches_einops",)),
         B("repeat", "generated repeat patterns, shapes and lengths, against einops", 1.5,
           ("test_repeat_matches_einops",)),
-        B("einsum", "generated einsum patterns over one to three tensors, against einops", 2.5,
+        B("einsum", "generated einsum patterns against einops, in three parts: one, two and three tensors", 2.5,
           ("test_einsum_matches_einops",)),
         B("classic calls", "the lecture's examples (its matmul einsum, `...` batching) and einops' "
           "documented calls, against einops", 1.25,
@@ -222,7 +224,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_float_format_matches_finfo", "test_float_format_fp4_e2m1_hand_table",
            "test_lecture_facts_ranges_of_fp8")),
         B("round_to_bf16: bit for bit", "generated fp32 bit patterns (ties, subnormals, inf, NaN) against "
-          "torch's cast", 2, ("test_round_to_bf16_matches_torch_cast",)),
+          "torch's cast, in three parts: normal numbers, subnormals and zeros, inf, NaN and overflow", 2,
+          ("test_round_to_bf16_matches_torch_cast",)),
         B("round_to_bf16: shape and worked examples", "the shape is kept; the handout's worked examples", 0.25,
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),
         B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
@@ -258,7 +261,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                 "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised")),
     ),
     "adamw": (
-        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW", 2.75,
+        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW, in two parts: "
+          "without and with weight decay", 2.75,
           ("test_adamw_matches_torch_float64",)),
         B("AdamW: float32 trajectories", "against torch.optim.AdamW on float32 parameters", 1,
           ("test_adamw_matches_torch_float32",)),
@@ -333,7 +337,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     ),
     "activation_checkpointing": (
         B("checkpoint: saves only its inputs", "only the inputs are saved for backward; fn runs twice (forward, "
-          "recompute): what sets checkpoint apart from calling fn", 1.75,
+          "recompute): what sets checkpoint apart from calling fn; half each", 1.75,
           ("test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice",)),
         B("checkpoint: gradients", "the gradients of a checkpointed block equal a plain backward", 0.5,
           ("test_checkpoint_matches_plain_backward",), requires="checkpoint: saves only its inputs"),

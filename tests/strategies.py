@@ -129,8 +129,10 @@ def _insert(draw, groups: list, item) -> None:
 
 
 @st.composite
-def _einops_structures(draw, kind: str | None = None) -> dict:
+def _einops_structures(draw, kind: str | None = None, axes: str | None = None) -> dict:
     kind = kind or draw(st.sampled_from(["rearrange", "reduce", "repeat"]))
+    if axes is not None and axes not in EINOPS_AXES_KINDS:
+        raise ValueError(f"axes must be one of {EINOPS_AXES_KINDS}, not {axes!r}")
     n = draw(st.integers(1, 4))
     names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]  # permutations: distinct without rejection
     sizes = dict(zip(names, draw(st.permutations(range(2, 6)))[:n], strict=True))
@@ -142,10 +144,15 @@ def _einops_structures(draw, kind: str | None = None) -> dict:
         value = draw(st.integers(2, 3))
         group.insert(draw(st.integers(0, len(group))), value)
         anonymous.append(value)
-    ellipsis = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
+    random = axes != "named axes only"  # a kind forces its feature; the other one may come with it
+    with_ellipsis = axes == "with an ellipsis" or (random and draw(st.booleans()))
+    ellipsis = draw(st.lists(st.integers(1, 3), max_size=2)) if with_ellipsis else None
     if ellipsis is not None:
         _insert(draw, left, [_DOTS])
-    if draw(st.integers(0, 3)) == 0:
+    # unit axes ("()" or "1"): now and then on each side, or (axes "with unit axes") on one side or both
+    sides = draw(st.sampled_from([(True, False), (False, True), (True, True)])) if axes == "with unit axes" \
+        else None
+    if sides[0] if sides else random and draw(st.integers(0, 3)) == 0:
         _insert(draw, left, draw(st.sampled_from(["()", ["1"]])))
 
     kept = list(names)
@@ -166,7 +173,7 @@ def _einops_structures(draw, kind: str | None = None) -> dict:
             draw(st.sampled_from(right)).insert(0, _DOTS)  # "(... h)": merged on the right
         else:
             _insert(draw, right, [_DOTS])
-    if draw(st.integers(0, 3)) == 0:
+    if sides[1] if sides else random and draw(st.integers(0, 3)) == 0:
         _insert(draw, right, draw(st.sampled_from(["()", ["1"]])))
 
     lengths = dict(new)
@@ -204,10 +211,15 @@ def _spec_from_structure(s: dict, mutation: str | None = None) -> dict:
             "reduction": s["reduction"], "dtype": s["dtype"], "seed": s["seed"], "mutation": mutation}
 
 
-def einops_specs(kind: str | None = None):
+EINOPS_AXES_KINDS = ("named axes only", "with an ellipsis", "with unit axes")
+
+
+def einops_specs(kind: str | None = None, axes: str | None = None):
     """A valid rearrange / reduce / repeat call (see the spec format above): multi-letter names, groups on
-    both sides, "...", "()" and "1", numeric axes where einops allows them, lengths to infer and to check."""
-    return _einops_structures(kind).map(_spec_from_structure)
+    both sides, "...", "()" and "1", numeric axes where einops allows them, lengths to infer and to check.
+    With `axes` (EINOPS_AXES_KINDS), only calls of that kind: no "..." and no unit axis; an ellipsis; or a
+    unit axis ("()" or "1") on at least one side (the last two sometimes with the other feature too)."""
+    return _einops_structures(kind, axes).map(_spec_from_structure)
 
 
 _MUTATIONS = ("unknown_axis", "duplicate", "indivisible", "two_ellipses", "dropped_on_right", "extra_dim",
@@ -306,14 +318,14 @@ def einops_near_misses(draw, kind: str | None = None) -> dict:
 
 
 @st.composite
-def einsum_specs(draw) -> dict:
-    """A valid einops.einsum call: 1-3 inputs, multi-letter names, axes shared or not, kept or summed,
-    "..." batch dimensions (summed when the output has none; broadcast, right-aligned, where inputs have
-    fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->")."""
+def einsum_specs(draw, inputs: int | None = None) -> dict:
+    """A valid einops.einsum call: 1-3 inputs (or `inputs`), multi-letter names, axes shared or not, kept or
+    summed, "..." batch dimensions (summed when the output has none; broadcast, right-aligned, where inputs
+    have fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->")."""
     n = draw(st.integers(1, 5))
     names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]
     sizes = dict(zip(names, draw(st.permutations(range(2, 7)))[:n], strict=True))
-    n_inputs = draw(st.integers(1, 3))
+    n_inputs = draw(st.integers(1, 3)) if inputs is None else inputs
     batch = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
     inputs, shapes = [], []
     for _ in range(n_inputs):
@@ -410,12 +422,29 @@ FP32_SPECIAL_BITS = (
 )
 
 
-def fp32_bits():
+# exponent fields; the last kind adds the largest normals that round up to inf (each kind has inputs that change)
+FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf, NaN or overflow": (255, 255)}
+
+
+def fp32_bits(kind: str | None = None):
     """One float32 bit pattern, as an unsigned int: any, a special one, or one whose lower 16 bits are a
-    tie or a near-tie."""
+    tie or a near-tie; with `kind` (FP32_BIT_KINDS), only those whose exponent field is of that kind (normal
+    numbers include those that round to inf)."""
     tails = st.sampled_from([0x8000, 0x7FFF, 0x8001, 0x0000, 0xFFFF])
-    return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
-                     st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+    if kind is None:
+        return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
+                         st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+    low, high = FP32_BIT_KINDS[kind]
+    specials = [b for b in FP32_SPECIAL_BITS if low <= (b >> 23) & 0xFF <= high]
+    exponents, signs = st.integers(low, high), st.integers(0, 1)
+    kinds = [
+        st.builds(lambda s, e, mantissa: s << 31 | e << 23 | mantissa, signs, exponents, st.integers(0, 2**23 - 1)),
+        st.sampled_from(specials),
+        st.builds(lambda s, e, upper, tail: s << 31 | e << 23 | upper << 16 | tail, signs, exponents,
+                  st.integers(0, 0x7F), tails)]
+    if kind == "inf, NaN or overflow":  # 0x7F7F8000 and up: finite in float32, inf in bf16
+        kinds.append(st.builds(lambda s, tail: s << 31 | 0x7F7F0000 | tail, signs, st.integers(0x8000, 0xFFFF)))
+    return st.one_of(kinds)
 
 
 @st.composite
@@ -464,10 +493,12 @@ def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
 
 
 @st.composite
-def adamw_trajectories(draw, dtype: str = "float64") -> dict:
+def adamw_trajectories(draw, dtype: str = "float64", weight_decay: bool | None = None) -> dict:
     """Specs of tests/scenarios/adamw.py's trajectories: 1-3 parameters of distinct shapes (a scalar
     among them, maybe) in 1-2 param groups with their own hyperparameters, 1-4 steps, each parameter
-    with or without a gradient at each step, gradients at their own scale."""
+    with or without a gradient at each step, gradients at their own scale. With `weight_decay` False, no
+    group decays; True, every group does."""
+    decays = {None: [0.0, 0.01, 0.3], False: [0.0], True: [0.01, 0.3]}[weight_decay]
     n_params = draw(st.integers(1, 3))
     sizes = draw(distinct_sizes(4, 1, 6))
     shapes = [draw(st.sampled_from([[], [sizes[0]], [sizes[1], sizes[2]], [sizes[3], sizes[0]]]))
@@ -479,7 +510,7 @@ def adamw_trajectories(draw, dtype: str = "float64") -> dict:
                        "lr": draw(st.sampled_from([1e-3, 0.01, 0.1, 0.5])),
                        "betas": (draw(st.sampled_from([0.0, 0.5, 0.9])), draw(st.sampled_from([0.5, 0.9, 0.999]))),
                        "eps": draw(st.sampled_from([1e-8, 1e-3, 0.1, 1.0])),
-                       "weight_decay": draw(st.sampled_from([0.0, 0.01, 0.3]))})
+                       "weight_decay": draw(st.sampled_from(decays))})
     steps = draw(st.integers(1, 4))
     has_grad = [[draw(st.integers(0, 4)) > 0 for _ in range(n_params)] for _ in range(steps)]
     return {"seed": draw(st.integers(0, 2**16)), "shapes": shapes, "groups": groups, "steps": steps,

@@ -83,9 +83,12 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
 
 # -- the update, against torch.optim.AdamW ----------------------------------------------------------------
 
-@given(specs=st.lists(adamw_trajectories("float64"), min_size=3, max_size=3))
-def test_adamw_matches_torch_float64(impl, specs):
-    # Three trajectories per example: the ci profile's 40 examples check 120.
+@pytest.mark.parametrize("decay", [False, True], ids=["no-weight-decay", "weight-decay"])  # a share each
+@given(data=st.data())
+def test_adamw_matches_torch_float64(impl, decay, data):
+    # Three trajectories per example: the ci profile's 40 examples check 120 for each item.
+    specs = data.draw(st.lists(adamw_trajectories("float64", weight_decay=decay), min_size=3, max_size=3),
+                      label="specs")
     got = impl.run(scenarios.run_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
         expect_trajectory(g, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW",

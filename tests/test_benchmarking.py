@@ -33,13 +33,13 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from assignment.given import HARDWARE, Measurement
 from tests.checks import call_text, expect_equal, expect_int
+from tests.common.benchmarking import ABS, REL
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import benchmarking as scenarios
 from tests.strategies import benchmark_specs, tick_specs
 
 pytestmark = pytest.mark.benchmarking
 
-REL, ABS = 1e-9, 1e-12
 ORDER_HINT = ("warm-up calls untimed first; then per trial: sync(), start = clock(), fn(), sync(), "
               "stop = clock() — sync before starting the clock (the queue may still hold earlier work) and "
               "before stopping it (fn only queued its work)")

@@ -28,24 +28,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests import audit
+from tests.common.einops_practice import DIFFERENTIAL_TOL, FUNCTIONS, audit_calls, randn
 from tests.scenarios import mini_einops as tracing
 from tests.strategies import distinct_sizes
 
 pytestmark = pytest.mark.einops_practice
 
-FUNCTIONS = ("matmul", "attention_scores", "sum_hidden", "split_heads", "merge_heads", "per_head_linear",
-             "patchify", "unpatchify", "pool2d", "pairwise_sq_distances", "repeat_kv", "multihead_attention",
-             "two_layer_backward")
 EINOPS = {"einsum", "rearrange", "reduce", "repeat"}
 
 seeds = st.integers(0, 2**16)
-
-
-def randn(seed: int, *shape: int, contiguous: bool = True) -> torch.Tensor:
-    """Standard normal values from `seed`; non-contiguous (a transposed buffer) unless `contiguous`."""
-    t = torch.randn(*reversed(shape), generator=torch.Generator().manual_seed(seed))
-    t = t.permute(*reversed(range(len(shape))))
-    return t.contiguous() if contiguous else t
 
 
 def expect_tensor(got, expected: torch.Tensor, what: str, hint: str, exact: bool = False, atol: float = 1e-5):
@@ -221,30 +212,6 @@ def names_without_einops(package: str) -> list[str]:
     return missing
 
 
-def audit_calls(seed: int = 0) -> list[tuple[str, list]]:
-    """One small call of every function (sizes distinct per dimension), inputs from `seed`."""
-
-    def r(k, *shape):
-        return randn(seed + k, *shape)
-
-    x3, x4 = r(0, 2, 3, 6), r(1, 2, 3, 4, 6)
-    return [
-        ("matmul", [r(2, 3, 4), r(3, 4, 5)]),
-        ("attention_scores", [x4, r(4, 2, 3, 5, 6)]),
-        ("sum_hidden", [x3]),
-        ("split_heads", [x3, 2]),
-        ("merge_heads", [x4]),
-        ("per_head_linear", [x3, r(5, 2, 3, 4)]),
-        ("patchify", [x4, 2, 3]),
-        ("unpatchify", [r(6, 2, 2, 18), 2, 6, 2, 3]),
-        ("pool2d", [x4, 2, 3, "max"]),
-        ("pairwise_sq_distances", [r(7, 3, 4), r(8, 5, 4)]),
-        ("repeat_kv", [x4, 2]),
-        ("multihead_attention", [x3, *(r(9 + i, 6, 6) for i in range(4)), 2]),
-        ("two_layer_backward", [r(13, 2, 3), r(14, 3, 4), r(15, 4, 5), r(16, 2, 5)]),
-    ]
-
-
 def test_audit_every_function_uses_einops(impl):
     missing = names_without_einops(impl.name)
     assert not missing, f"{impl.name}/einops_practice.py: these functions do not call einops: {missing}"
@@ -263,4 +230,5 @@ def test_differential_all_functions(impl, ref, seed):
         expected = getattr(ref.einops_practice, name)(*args)
         for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple)
                         else (expected,), strict=True):
-            torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5, msg=lambda m, n=name: f"{n}: {m} (reference)")
+            torch.testing.assert_close(g, e, rtol=DIFFERENTIAL_TOL, atol=DIFFERENTIAL_TOL,
+                                       msg=lambda m, n=name: f"{n}: {m} (reference)")

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from assignment.given import TransformerConfig
 from tests import audit, oracles
 from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.common.flops import REL
 from tests.scenarios import flops as scenarios
 from tests.strategies import big_sizes, distinct_sizes, matmul_programs, transformer_configs
 
 pytestmark = pytest.mark.flops
 
-REL = 1e-9
 ORACLE = "FlopCounterMode"
 HINT_MACS = "a multiply-add is 2 FLOPs: (b x d) @ (d x k) costs 2*b*d*k (not MACs, not b*k*(2d-1))"
 HINT_BACKWARD = "backward is 2x forward for every matmul whose input gradient is needed"

@@ -29,9 +29,11 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import expect_int
+from tests.common.mini_einops import FLOAT_TOL, make_inputs
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import mini_einops as scenarios
 from tests.strategies import (
+    EINOPS_AXES_KINDS,
     any_einops_specs,
     einops_near_misses,
     einops_specs,
@@ -43,24 +45,7 @@ pytestmark = pytest.mark.mini_einops
 
 # The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 600 (grade).
 MANY = settings(max_examples=10 * settings.default.max_examples)
-_DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64}
 _fresh = itertools.count()
-
-
-def make_inputs(spec: dict) -> list[torch.Tensor]:
-    """The spec's input tensors, from its seed: standard normal floats, or integers in [-4, 4]; every
-    second one non-contiguous (a transposed buffer), so `.view` where `.reshape` is needed fails."""
-    generator = torch.Generator().manual_seed(spec["seed"])
-    tensors = []
-    for i, shape in enumerate(spec["shapes"]):
-        flipped = list(reversed(shape))
-        if spec["dtype"] == "int64":
-            t = torch.randint(-4, 5, flipped, generator=generator)
-        else:
-            t = torch.randn(flipped, generator=generator, dtype=_DTYPES[spec["dtype"]])
-        t = t.permute(*reversed(range(len(shape))))
-        tensors.append(t if i % 2 else t.contiguous())
-    return tensors
 
 
 def call(module, spec: dict, tensors: list):
@@ -128,20 +113,23 @@ def expect_like_einops(module, spec: dict, oracle=einops, source: str = "einops 
             f"{what}: same shape, different values than {source}; hint: groups are row-major ((h w): h the "
             f"slower), a new axis in repeat copies each element next to itself when it comes after it in a group")
     else:
-        tol = 1e-5 if expected.dtype == torch.float32 else 1e-12
-        torch.testing.assert_close(got, expected, rtol=tol, atol=tol, msg=lambda m: f"{what} ({source}): {m}")
+        rtol, atol = FLOAT_TOL[str(expected.dtype).removeprefix("torch.")]
+        torch.testing.assert_close(got, expected, rtol=rtol, atol=atol, msg=lambda m: f"{what} ({source}): {m}")
 
 
 # -- valid calls, against einops -------------------------------------------------------------------------
 
-@given(spec=einops_specs("rearrange"))
-def test_rearrange_matches_einops(impl, spec):
-    expect_like_einops(impl.mini_einops, spec)
+# rearrange and reduce: one item per kind of axes (a share each), so that one slip costs its share only
+@pytest.mark.parametrize("axes", EINOPS_AXES_KINDS, ids=lambda kind: kind.replace(" ", "-"))
+@given(data=st.data())
+def test_rearrange_matches_einops(impl, axes, data):
+    expect_like_einops(impl.mini_einops, data.draw(einops_specs("rearrange", axes), label="spec"))
 
 
-@given(spec=einops_specs("reduce"))
-def test_reduce_matches_einops(impl, spec):
-    expect_like_einops(impl.mini_einops, spec)
+@pytest.mark.parametrize("axes", EINOPS_AXES_KINDS, ids=lambda kind: kind.replace(" ", "-"))
+@given(data=st.data())
+def test_reduce_matches_einops(impl, axes, data):
+    expect_like_einops(impl.mini_einops, data.draw(einops_specs("reduce", axes), label="spec"))
 
 
 @given(spec=einops_specs("repeat"))
@@ -149,9 +137,10 @@ def test_repeat_matches_einops(impl, spec):
     expect_like_einops(impl.mini_einops, spec)
 
 
-@given(spec=einsum_specs())
-def test_einsum_matches_einops(impl, spec):
-    expect_like_einops(impl.mini_einops, spec)
+@pytest.mark.parametrize("inputs", [1, 2, 3])  # one item per number of inputs, a share each
+@given(data=st.data())
+def test_einsum_matches_einops(impl, inputs, data):
+    expect_like_einops(impl.mini_einops, data.draw(einsum_specs(inputs), label="spec"))
 
 
 # The lecture's and einops' classic calls, each once: a readable first failure.

@@ -29,7 +29,6 @@ dtype check).
 
 import math
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -39,25 +38,21 @@ from assignment.given import FloatFormat
 from tests import audit
 from tests.audit_run import run_without
 from tests.checks import call_text
+from tests.common.precision import (
+    SMALL_FORMATS,
+    TORCH_FORMATS,
+    decode_all,
+    decode_code,
+    tensor_from_bits,
+)
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import precision as scenarios
-from tests.strategies import fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
+from tests.strategies import FP32_BIT_KINDS, fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
 
 pytestmark = pytest.mark.precision
 
-TORCH_FORMATS = {  # name -> (dtype, exponent bits, mantissa bits, integer dtype of the same width)
-    "fp32": (torch.float32, 8, 23, torch.int32),
-    "fp16": (torch.float16, 5, 10, torch.int16),
-    "bf16": (torch.bfloat16, 8, 7, torch.int16),
-    "fp8_e4m3fn": (torch.float8_e4m3fn, 4, 3, torch.uint8),
-    "fp8_e5m2": (torch.float8_e5m2, 5, 2, torch.uint8),
-}
 E2M1_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)  # hand-checked: 0.M * 2^0 subnormal, 1.M * 2^(E-1)
 HINT_ROUND = "round to nearest, ties to even (the neighbour whose last mantissa bit is 0), not truncation"
-
-
-def tensor_from_bits(bits: list[int]) -> torch.Tensor:
-    return torch.from_numpy(np.array(bits, dtype=np.uint32).view(np.float32).copy())
 
 
 def expect_same_floats(got, expected: torch.Tensor, x: torch.Tensor, *, what: str, source: str, hint: str) -> None:
@@ -78,35 +73,6 @@ def expect_same_floats(got, expected: torch.Tensor, x: torch.Tensor, *, what: st
             f"  got:      {gi.item()!r} (bits 0x{gi.view(torch.int32).item() & 0xFFFFFFFF:08X})\n  hint: {hint}")
 
 
-# -- an oracle for formats torch has no dtype for -------------------------------------------------------
-
-def decode_all(e: int, m: int, bias: int, has_inf: bool, has_nan: bool) -> list[tuple[float, int]]:
-    """Every finite non-negative value of the format with its code, by the definition (FloatFormat's docstring)."""
-    values = []
-    for exponent in range(2**e):
-        for mantissa in range(2**m):
-            top = exponent == 2**e - 1
-            if top and (has_inf or (has_nan and mantissa == 2**m - 1)):
-                continue  # inf or NaN
-            if exponent == 0:
-                value = mantissa / 2**m * 2.0 ** (1 - bias)
-            else:
-                value = (1 + mantissa / 2**m) * 2.0 ** (exponent - bias)
-            values.append((value, exponent << m | mantissa))
-    return values
-
-
-def make_format(name: str, e: int, m: int, has_inf: bool, has_nan: bool) -> FloatFormat:
-    """A FloatFormat whose derived fields come from enumerating its codes (formats up to ~12 bits)."""
-    bias = 2 ** (e - 1) - 1
-    values = sorted(v for v, _ in decode_all(e, m, bias, has_inf, has_nan))
-    positive = [v for v in values if v > 0]
-    normals = [v for v, code in decode_all(e, m, bias, has_inf, has_nan) if code >> m]
-    above_one = [v for v in values if v > 1]
-    return FloatFormat(name, e, m, bias, has_inf, has_nan, max_normal=values[-1], min_normal=min(normals),
-                       min_subnormal=positive[0], eps=above_one[0] - 1)
-
-
 def brute_quantize(x: torch.Tensor, fmt: FloatFormat) -> torch.Tensor:
     """The nearest value of `fmt` to each element (ties to the even code), inf or saturation beyond range."""
     grid = decode_all(fmt.exponent_bits, fmt.mantissa_bits, fmt.bias, fmt.has_inf, fmt.has_nan)
@@ -125,27 +91,7 @@ def brute_quantize(x: torch.Tensor, fmt: FloatFormat) -> torch.Tensor:
     return torch.tensor(out, dtype=torch.float32)
 
 
-SMALL_FORMATS = {
-    "fp4_e2m1": make_format("fp4_e2m1", 2, 1, False, False),
-    "fp6_e2m3": make_format("fp6_e2m3", 2, 3, False, False),
-    "fp6_e3m2": make_format("fp6_e3m2", 3, 2, False, False),
-    "e4m3_ieee": make_format("e4m3_ieee", 4, 3, True, True),
-    "fp8_e4m3fn": make_format("fp8_e4m3fn", 4, 3, False, True),
-    "fp8_e5m2": make_format("fp8_e5m2", 5, 2, True, True),
-}
-
-
-
 # -- formats ---------------------------------------------------------------------------------------------
-
-def decode_code(code: int, name: str) -> float:
-    """torch's reading of one bit pattern of a torch format."""
-    dtype, _, _, int_dtype = TORCH_FORMATS[name]
-    if int_dtype is torch.uint8:
-        return torch.tensor([code], dtype=torch.uint8).view(dtype).item()
-    signed = code - (1 << int_dtype.itemsize * 8) if code >= 1 << (int_dtype.itemsize * 8 - 1) else code
-    return torch.tensor([signed], dtype=int_dtype).view(dtype).float().item()
-
 
 @pytest.mark.parametrize("name", list(TORCH_FORMATS))
 @pytest.mark.parametrize("by", ["dtype", "name"])
@@ -198,9 +144,11 @@ def test_lecture_facts_ranges_of_fp8(impl):
 
 # -- round_to_bf16 ---------------------------------------------------------------------------------------
 
-@given(bits=st.lists(fp32_bits(), min_size=1, max_size=40))
-def test_round_to_bf16_matches_torch_cast(impl, bits):
-    x = tensor_from_bits(bits)
+# one item per kind of bit pattern: a slip in one kind costs that share only
+@pytest.mark.parametrize("kind", list(FP32_BIT_KINDS), ids=lambda kind: kind.replace(" ", "-"))
+@given(data=st.data())
+def test_round_to_bf16_matches_torch_cast(impl, kind, data):
+    x = tensor_from_bits(data.draw(st.lists(fp32_bits(kind), min_size=1, max_size=40), label="bits"))
     got = impl.precision.round_to_bf16(x)
     expect_same_floats(got, x.to(torch.bfloat16).float(), x, what="round_to_bf16(x)",
                        source="x.to(torch.bfloat16).float()",

@@ -25,14 +25,13 @@ from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
 from tests.checks import call_text, expect_close, expect_equal, expect_int
+from tests.common.roofline import DTYPES, REL
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import roofline as scenarios
 from tests.strategies import distinct_sizes
 
 pytestmark = pytest.mark.roofline
 
-REL = 1e-12
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float64]
 H100, BF16 = HARDWARE["H100 SXM"], torch.bfloat16
 HINT_BYTES = "count every input read once and every output written once, in the dtype's size"
 

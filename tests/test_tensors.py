@@ -15,7 +15,6 @@ dimension is never used, and a tensor with no elements addresses nothing, so onl
 
 import ast
 import functools
-import math
 
 import pytest
 import torch
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 
 from tests import audit
 from tests.checks import call_text, expect_equal, expect_int
+from tests.common.tensors import DTYPES, addressing
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import tensors as scenarios
 from tests.scenarios.tensors import RAISES
@@ -41,7 +41,6 @@ pytestmark = pytest.mark.tensors
 
 COPY = "copy"
 SOURCE = "torch: shape, stride(), storage_offset() of the result (None: addresses nothing, not compared)"
-DTYPES = [torch.float32, torch.bfloat16, torch.int8, torch.float64, torch.complex128, torch.bool]
 HINTS = {
     "slice": "offset += start * stride, size ceil((stop - start) / step) after Python's clamping, stride *= step",
     "select": "offset += index * stride (negative index from the end), the dimension removed",
@@ -62,19 +61,6 @@ HINTS = {
 
 def layout_of(t: torch.Tensor) -> tuple:
     return tuple(t.shape), t.stride(), t.storage_offset()
-
-
-def addressing(answer):
-    """What of a layout addresses memory: its shape, the strides of dimensions of more than one element
-    (None elsewhere) and its offset; only the shape for a tensor with no elements. Anything that is not a
-    layout (COPY, RAISES, a malformed answer) as it is."""
-    if not (isinstance(answer, tuple) and len(answer) == 3 and isinstance(answer[0], tuple)
-            and isinstance(answer[1], tuple) and len(answer[0]) == len(answer[1])):
-        return answer
-    shape, strides, offset = answer
-    if math.prod(shape) == 0:
-        return shape, None, None
-    return shape, tuple(None if size == 1 else s for size, s in zip(shape, strides, strict=True)), offset
 
 
 def torch_chain(layout: tuple, ops: list):

@@ -141,3 +141,37 @@ def test_the_handout_shows_each_problems_weight_table():
 
 if __name__ == "__main__":
     write_handout_weight_tables()
+
+
+# -- adding a problem: the README's checklist, each part by name ---------------------------------------------
+
+def missing_parts(problem: str) -> list[str]:
+    """The parts of the README's "Adding a problem" checklist that `problem` lacks, each as the step says it."""
+    from grader import compare_inputs
+    from tests.mistakes import catalog
+
+    handout = (ROOT / "handout.md").read_text()
+    missing = [f"{step}: {path}" for step, path in (
+        ("1. the stub", f"assignment/{problem}.py"), ("2. the reference", f"reference/{problem}.py"),
+        ("3. the tests", f"tests/test_{problem}.py"), ("5. the catalogue of mistakes", f"tests/mistakes/{problem}.py"),
+    ) if not (ROOT / path).exists()]
+    if problem not in BEHAVIOURS:
+        missing.append(f"4. the weights: tests/registry.py BEHAVIOURS[{problem!r}]")
+    if (ROOT / f"tests/mistakes/{problem}.py").exists() and not catalog(problem):
+        missing.append(f"5. the catalogue of mistakes: no entry in tests/mistakes/{problem}.py")
+    if f"## Problem ({problem}):" not in handout:
+        missing.append(f"6. the handout: a section '## Problem ({problem}): ...' in handout.md")
+    if problem not in compare_inputs.BUILDERS and problem not in compare_inputs.NOT_COMPARABLE:
+        missing.append(f"7. compare's inputs: grader/compare_inputs.py BUILDERS[{problem!r}] (or NOT_COMPARABLE)")
+    return sorted(missing, key=lambda step: int(step.split(".")[0]))
+
+
+@pytest.mark.parametrize("problem", [p.id for p in PROBLEMS])
+def test_every_problem_has_every_part_of_the_checklist(problem):
+    assert not missing_parts(problem), f"{problem} lacks (README, Adding a problem): {missing_parts(problem)}"
+
+
+def test_the_checklist_names_what_a_new_problem_lacks():
+    assert [line.split(":")[0] for line in missing_parts("ra_not_a_problem")] == [
+        "1. the stub", "2. the reference", "3. the tests", "4. the weights", "5. the catalogue of mistakes",
+        "6. the handout", "7. compare's inputs"]
