@@ -175,3 +175,28 @@ def test_the_checklist_names_what_a_new_problem_lacks():
     assert [line.split(":")[0] for line in missing_parts("ra_not_a_problem")] == [
         "1. the stub", "2. the reference", "3. the tests", "4. the weights", "5. the catalogue of mistakes",
         "6. the handout", "7. compare's inputs"]
+
+
+# -- no slip costs much: the largest share of one test item ----------------------------------------------------
+
+MAX_ITEM_POINTS = 1.5  # the handout's "How points are computed": one failing item never costs more
+
+
+def test_no_test_item_carries_more_than_one_and_a_half_points():
+    import subprocess
+    import sys
+
+    from tests.meta.suite import grader_env
+
+    collected = subprocess.run([sys.executable, "-m", "pytest", "--impl", "reference", "--collect-only", "-q",
+                                "-p", "no:cacheprovider"], cwd=ROOT, env=grader_env(), capture_output=True,
+                               text=True, timeout=600, check=True).stdout
+    items = Counter(line.split("::")[-1].split("[")[0] for line in collected.splitlines() if "::" in line)
+    heavy = []
+    for problem in PROBLEMS:
+        for b in problem.behaviours:
+            ran = [f for f in b.tests if items[f]]
+            share = max((b.points / len(ran) / items[f] for f in ran), default=0.0)
+            if share > MAX_ITEM_POINTS + 1e-9:
+                heavy.append(f"{problem.id}: {b.name} ({share:g} points in one item of {ran})")
+    assert not heavy, "split these behaviours (more test functions, or parametrized items): " + "; ".join(heavy)
