@@ -4,9 +4,9 @@
     pytest -m flops                 # one problem
     pytest --impl reference         # the reference solution (TAs, CI)
     pytest --isolated               # the code under test runs in a worker process (the grader's mode)
-    pytest --all-failures           # every failure, those of problems not started or not compiling too
+    pytest --all-failures           # every failure, those of problems not started or not importing too
 
-A problem whose module is the untouched stub, or does not compile, is one line (or the compiler's message)
+A problem whose module is the untouched stub, or does not compile or import, is one line (or the error)
 after the run, its tests' failures counted there rather than printed; pytest's own `assert ...` explanation
 is cut after the course's message, and the profiler's lines (the audits' record of ops) are not shown.
 
@@ -118,14 +118,16 @@ def pytest_collection_modifyitems(config, items):
             item.repr_failure = _short_for_not_implemented(item, item.repr_failure)
 
 
-# -- what a student reads: one line per problem not started, one message for a module that does not compile -
+# -- what a student reads: one line per problem not started, one message for a module that does not import --
 
-NOT_STARTED, NOT_COMPILING = "not started", "not compiling"
+NOT_STARTED, NOT_COMPILING, NOT_IMPORTING = "not started", "not compiling", "not importing"
+FOLDED = (NOT_STARTED, NOT_COMPILING, NOT_IMPORTING)
 
 
 def folded_problems(config, items) -> dict[str, tuple[str, str]]:
-    """The problems of `items` whose failures are reported as one line: {problem: (NOT_STARTED or NOT_COMPILING,
-    the compiler's message)}. Read from `assignment/`'s source, never run (grader/scoring.py's `not_started`)."""
+    """The problems of `items` whose failures are reported as one line: {problem: (NOT_STARTED, NOT_COMPILING
+    or NOT_IMPORTING, the compiler's or the import's message)}. Read from `assignment/`'s source (grader/
+    scoring.py's `not_started`); in-process, a module that compiles is also imported once to see that it does."""
     if config.getoption("--impl") != "assignment":
         return {}
     from grader.scoring import not_started
@@ -141,13 +143,28 @@ def folded_problems(config, items) -> dict[str, tuple[str, str]]:
         except (SyntaxError, ValueError) as error:
             folded[problem] = (NOT_COMPILING, _compile_error(error))
             continue
-        if not_started(source):
+        if not config.getoption("--isolated") and (error := _import_error(path, problem)):
+            folded[problem] = (NOT_IMPORTING, error)  # first: a stub with a broken import is not "not started"
+        elif not_started(source):
             folded[problem] = (NOT_STARTED, "")
     return folded
 
 
 def _compile_error(error: Exception) -> str:
     return "".join(traceback.format_exception_only(type(error), error)).rstrip()
+
+
+def _import_error(path: Path, problem: str) -> str | None:
+    """Why the module does not import (where in it, and the error), or None: run once, in this process (the
+    tests run it here too: in-process mode only), under a name of its own, left out of sys.modules."""
+    spec = importlib.util.spec_from_file_location(f"assignment._ra_import_check_{problem}", path)
+    try:
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the module raises is the message
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
+        where = "".join(traceback.format_list(frames[-1:])).replace(str(path), str(path.relative_to(ROOT)))
+        return (where + _compile_error(error)).rstrip()
+    return None
 
 
 def _report_problem(report) -> str | None:
@@ -192,13 +209,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """One line per folded problem; the differential tests' skip, said once without -rs."""
     folded = getattr(config, "_ra_folded", {})
     counts: dict[str, int] = {}
-    for kind in (NOT_STARTED, NOT_COMPILING):
+    for kind in FOLDED:
         for report in terminalreporter.stats.get(kind, []):
             problem = _report_problem(report)
             counts[problem] = counts.get(problem, 0) + (report.when == "call" or report.when == "setup")
     shown = {p: v for p, v in folded.items() if counts.get(p)}
     if shown:
-        terminalreporter.section("problems not started or not compiling", sep="-")
+        terminalreporter.section("problems not started, not compiling or not importing", sep="-")
         for problem, (kind, message) in shown.items():
             n = counts[problem]
             tests = f"{n} test{'s' if n > 1 else ''}"
@@ -206,7 +223,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                 terminalreporter.line(f"{problem}: not started, every function raises NotImplementedError ({tests} "
                                       f"fail; `pytest -m {problem} --all-failures` shows each)")
             else:
-                terminalreporter.line(f"{problem}: assignment/{problem}.py does not compile, so its {tests} fail:")
+                does = "does not compile" if kind == NOT_COMPILING else "does not import"
+                terminalreporter.line(f"{problem}: assignment/{problem}.py {does}, so its {tests} fail:")
                 terminalreporter.line(message)
     skipped = [r for r in terminalreporter.stats.get("skipped", [])
                if isinstance(r.longrepr, tuple) and DIFFERENTIAL_SKIP in str(r.longrepr[-1])]

@@ -2,7 +2,8 @@
 
 A copy of the tree as the release has it (stubs, tests without the catalogue and the meta-tests, no
 reference), then plain `pytest` there: the untouched stubs are one line per problem, the differential tests'
-skip is said without -rs, and the run still fails; a problem module that does not compile is one message.
+skip is said without -rs, and the run still fails; a problem module that does not compile, or raises while
+it is imported, is one message.
 """
 
 import shutil
@@ -57,6 +58,21 @@ def test_a_module_that_does_not_compile_is_one_message(tree):
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert len(done.stdout.splitlines()) < NOT_COMPILING_LINES, done.stdout
     assert done.stdout.count("IndentationError") == 1 and "assignment/tensors.py" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("top_level", ["import a_module_that_is_not_there\n", "SIZE = 1 / 0\n"])
+def test_a_module_that_does_not_import_is_one_message(tree, top_level):
+    module = tree / "assignment" / "memory.py"
+    source = module.read_text()
+    module.write_text(top_level + source)
+    try:
+        done = pytest_in(tree, "-m", "memory")
+    finally:
+        module.write_text(source)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    assert len(done.stdout.splitlines()) < NOT_COMPILING_LINES, done.stdout
+    assert "assignment/memory.py does not import" in done.stdout and done.stdout.count(top_level.strip()) == 1, \
+        done.stdout
 
 
 def test_every_failure_is_a_flag_away(tree):
