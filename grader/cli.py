@@ -167,7 +167,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
                                                   fingerprinted=_ran(found), broken=broken, missing=missing,
-                                                  per_problem=seconds_per_problem(run)), indent=1))
+                                                  per_problem=figures_per_problem(run)), indent=1))
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found, untouched)
@@ -178,18 +178,26 @@ def progress_line(problem: str, collected: list[dict], records: dict[str, dict])
     tests alone (the final table may still set points aside: a module that does not import, a review) and
     the seconds its tests took."""
     scores = score_run(RunResult(collected=collected, records=records), [registry.BY_ID[problem]])
-    seconds = sum(float(r.get("duration") or 0) for r in records.values())
+    seconds = sum_per_problem(records.values(), "duration").get(problem, 0.0)
     score = f"{scores[0].score:5.2f} / {scores[0].points:g} points" if scores else "no graded tests here"
     return f"{problem:<26} {score:<20} {seconds:6.1f} s"
 
 
-def seconds_per_problem(run: RunResult | None) -> dict[str, float]:
-    """Problem -> the seconds its tests took (for course staff: results.json's extra_data)."""
-    seconds: dict[str, float] = {}
-    for record in (run.records.values() if run else ()):
+def sum_per_problem(records, field: str) -> dict[str, float]:
+    """Problem -> the sum of `field` over its tests' report records (a record without it counts 0)."""
+    sums: dict[str, float] = {}
+    for record in records:
         if record.get("problem"):
-            seconds[record["problem"]] = seconds.get(record["problem"], 0.0) + float(record.get("duration") or 0)
-    return {problem: round(value, 1) for problem, value in seconds.items()}
+            sums[record["problem"]] = sums.get(record["problem"], 0.0) + float(record.get(field) or 0)
+    return sums
+
+
+def figures_per_problem(run: RunResult | None) -> dict[str, dict[str, float]]:
+    """For course staff (results.json's extra_data): the seconds each problem's tests took, and the examples
+    its generated tests ran."""
+    records = run.records.values() if run else ()
+    return {"seconds_per_problem": {p: round(v, 1) for p, v in sum_per_problem(records, "duration").items()},
+            "examples_per_problem": {p: int(v) for p, v in sum_per_problem(records, "examples").items()}}
 
 
 def _printable(text: str) -> str:

@@ -321,24 +321,26 @@ def hold_uid(uid: int) -> None:
 _holders: list[subprocess.Popen] = []
 
 
-def _real_uid(pid: int) -> int | None:
+def _status(pid: int | str) -> dict[str, str] | None:
+    """The fields of /proc/<pid>/status (name -> the text after the colon); None once the process is gone."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:"))
+    return dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+
+
+def _real_uid(pid: int) -> int | None:
+    fields = _status(pid)
+    return None if fields is None else int(fields["Uid"].split()[0])
 
 
 def processes_of(uid: int) -> list[int]:
     """The live (not zombie) processes whose real uid is `uid`."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
+        fields = _status(pid)
+        if fields and int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
             found.append(int(pid))
     return found
 

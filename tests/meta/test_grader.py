@@ -115,7 +115,7 @@ def test_the_sample_submission_is_partly_right(tmp_path):
 
 def test_grade_shows_each_problem_as_it_finishes(tmp_path):
     # flops (the reference's; its tests run first) is done while tensors (the stub) is still graded: its line
-    # is on stderr then, with its score and seconds; results.json keeps the seconds for course staff
+    # is on stderr then, with its score and seconds; results.json keeps the seconds (and examples) for course staff
     folder = tmp_path / "submission"
     folder.mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
@@ -135,8 +135,10 @@ def test_grade_shows_each_problem_as_it_finishes(tmp_path):
     assert f"{FLOPS_POINTS:.2f} / {FLOPS_POINTS:g} points" in shown["flops"][0], shown
     assert shown["flops"][1], "the flops line came only once the grading had ended"
     assert f"0.00 / {BY_ID['tensors'].points:g} points" in shown["tensors"][0], shown
-    seconds = json.loads(out.read_text())["extra_data"]["seconds_per_problem"]
+    staff = json.loads(out.read_text())["extra_data"]
+    seconds, examples = staff["seconds_per_problem"], staff["examples_per_problem"]
     assert set(seconds) == {"tensors", "flops"} and all(value > 0 for value in seconds.values()), seconds
+    assert examples["flops"] > 0, examples  # flops' generated tests ran; tensors' stubs fail at their first example
 
 
 def test_batch_grades_every_submission_and_keeps_going(tmp_path):
