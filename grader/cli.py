@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import INSTALLED_COPY, copycheck, has_reference, registry, sandbox, scoring
-from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, run_tests
+from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, kill_tree, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
@@ -171,6 +172,16 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found, untouched)
+
+
+def _stop_leaving_nothing(signum, _frame) -> None:
+    """SIGTERM (a scheduler's stop, a TA's `kill`) on grade or batch: every process the grader started (pytest,
+    the workers, the fingerprints') killed, every open sandbox torn down (its uid's processes, its mount, its
+    folders), then exit. Gradings that finished have their results already; those cut short have none."""
+    kill_tree(os.getpid(), spare_root=True)
+    for box in list(sandbox.OPEN):
+        box.teardown()
+    os._exit(128 + signum)
 
 
 def progress_line(problem: str, collected: list[dict], records: dict[str, dict]) -> str:
@@ -366,6 +377,7 @@ def main(argv=None) -> int:
     except SecretError as exc:
         print(f"resource-grader {options.command}: {exc}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, _stop_leaving_nothing)
     if options.command == "grade":
         return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
                      secret, options.fingerprints)

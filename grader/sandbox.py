@@ -503,6 +503,9 @@ def _notes(layers: tuple[str, ...]) -> list[str]:
 
 # -- one grading's sandbox, and its teardown ----------------------------------------------------------
 
+OPEN: set["Sandbox"] = set()  # the sandboxes not yet torn down: what a grader stopped by SIGTERM tears down
+
+
 class Sandbox:
     """The folders, uid and teardown of one grading: `with Sandbox(layers) as box: ...`."""
 
@@ -514,6 +517,7 @@ class Sandbox:
 
     def __enter__(self) -> "Sandbox":
         self.top = Path(tempfile.mkdtemp(prefix="ra-grade-"))
+        OPEN.add(self)
         try:
             return self._open()
         except BaseException:
@@ -561,7 +565,10 @@ class Sandbox:
         self.teardown()
 
     def teardown(self) -> None:
-        """Kill every process of the sandbox, then remove everything it could have written."""
+        """Kill every process of the sandbox, then remove everything it could have written (once)."""
+        if self not in OPEN:
+            return
+        OPEN.discard(self)
         if self.uid is not None:
             # until the uid has had no process for a while: a worker being started when the test process died
             # is still root for a few milliseconds (prlimit, setpriv) before it becomes the uid

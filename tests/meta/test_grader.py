@@ -492,3 +492,50 @@ def test_an_oracle_stashed_by_another_problems_worker_is_gone(tmp_path):
     earned = [(t["name"], t["score"]) for t in results["tests"] if t["score"]]
     assert not earned, done.stderr.decode()[-3000:]
     assert not list(Path("/tmp").glob("ra-hostile-stash*")) and not list(Path("/dev/shm").glob("ra-hostile-stash*"))
+
+
+def _below(root: int) -> set[int]:
+    """The live processes below `root`, from /proc."""
+    parent = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            parent[int(pid)] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+def test_a_grader_stopped_by_sigterm_leaves_nothing_behind(tmp_path):
+    # a scheduler's stop (Slurm, Kubernetes) or a TA's `kill` while a worker runs the submission: the grader's
+    # processes are gone, and its sandbox's folders (and mount) with them
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(tmp_path / "r.json"),
+                                "--problem", "flops", "--no-fingerprints"], cwd=ROOT,
+                               env={**grader_env(), "TMPDIR": str(scratch)}, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, started = time.monotonic() + 300, set()
+        while time.monotonic() < deadline and process.poll() is None:
+            started = _below(process.pid)
+            if any(b"tests.seam.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started
+                   if Path(f"/proc/{pid}/cmdline").exists()):
+                break
+            time.sleep(0.2)
+        assert process.poll() is None and started, "the grading ended before a worker ran"
+        process.terminate()
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + 15, stderr
+    time.sleep(0.5)
+    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()
+                and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"], \
+        "processes of the grading outlived it"
+    assert not list(scratch.iterdir()), f"left behind: {sorted(p.name for p in scratch.iterdir())}"
