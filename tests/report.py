@@ -11,6 +11,7 @@ failed first (`first_failing_example`, counted from 1): what the grading budget 
 import json
 
 import pytest
+from hypothesis.errors import StopTest, UnsatisfiedAssumption
 
 from tests.checks import TYPE_CHECK_HINT
 from tests.registry import BY_ID
@@ -85,20 +86,28 @@ class _Recorder:
         self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the session
         self.current: dict[str, dict] = {}
         self.examples: dict[str, list[int]] = {}  # nodeid -> [examples run, the first that failed (0: none)]
+        self.running = ""  # the nodeid of the test that runs
 
-    def _counting(self, nodeid: str, test):
-        """`test` (a generated test's body), counting its examples into self.examples[nodeid]."""
-        counts = self.examples.setdefault(nodeid, [0, 0])
+    def _counting(self, test):
+        """`test` (a generated test's body, shared by the items of a parametrized test), counting its examples
+        into self.examples[the item that runs]."""
 
         def counted(*args, **kwargs):
+            counts = self.examples.setdefault(self.running, [0, 0])
             counts[0] += 1
             try:
                 return test(*args, **kwargs)
+            except (UnsatisfiedAssumption, StopTest):  # hypothesis' own control flow: the example was not valid
+                raise
             except BaseException:
                 counts[1] = counts[1] or counts[0]
                 raise
 
         return counted
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item):
+        self.running = item.nodeid
 
     def _problem(self, keywords) -> str | None:
         return next((k for k in keywords if k in BY_ID), None)
@@ -128,10 +137,9 @@ class _Recorder:
     @pytest.hookimpl
     def pytest_collection_finish(self, session):
         """First line: every test that will run, so a reader knows what a killed run never reached."""
-        for item in session.items:
-            handle = getattr(getattr(item, "obj", None), "hypothesis", None)
-            if handle is not None:
-                handle.inner_test = self._counting(item.nodeid, handle.inner_test)
+        handles = [getattr(getattr(item, "obj", None), "hypothesis", None) for item in session.items]
+        for handle in {id(h): h for h in handles if h is not None}.values():  # one per test function
+            handle.inner_test = self._counting(handle.inner_test)
         collected = [{"nodeid": item.nodeid, "problem": self._problem(item.keywords),
                       "gpu": "gpu" in item.keywords, "differential": "differential" in item.keywords}
                      for item in session.items]
