@@ -109,14 +109,14 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_collection_modifyitems(config, items):
     config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
-    grading, budgeted = settings.get_current_profile_name() == "grade", set()
+    grading = settings.get_current_profile_name() == "grade"
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)
         if seed is not None:
             _seed_generated_test(item, seed)
         if grading:
-            _apply_grading_budget(item, budgeted)
+            _apply_grading_budget(item)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             _stop_at_not_implemented(item.obj.hypothesis)
         if isinstance(item, pytest.Function):
@@ -318,14 +318,14 @@ def _short_for_not_implemented(item, repr_failure):
     return short_repr_failure
 
 
-def _apply_grading_budget(item, done: set) -> None:
-    """A generated test listed in tests/grading_budget.py runs its own number of examples when it grades (once
-    per test function: the items of a parametrized test share it)."""
+def _apply_grading_budget(item) -> None:
+    """A generated test listed in tests/grading_budget.py runs its own number of examples when it grades (set
+    once per test function: the items of a parametrized test share it, and so do the runs of one process)."""
     test = getattr(item, "obj", None)
-    name = getattr(test, "__name__", None)
-    if getattr(test, "is_hypothesis_test", False) and name in grading_budget.BUDGET and test not in done:
-        done.add(test)
-        settings(settings.default, max_examples=grading_budget.BUDGET[name][0])(test)
+    examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
+    if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
+        settings(settings.default, max_examples=examples)(test)
+        test._grading_budget = examples
 
 
 def _seed_generated_test(item, seed: int) -> None:
