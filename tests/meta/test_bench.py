@@ -59,6 +59,6 @@ def test_the_report_says_what_its_rows_are(capsys):
     assert "the largest that one process of each kind reached" in lines[2]
     assert lines[3].split() == ["grader", "peak", "300", "MiB", "PSS,", "350", "MiB", "RSS"]
     assert lines[4].split()[:4] == ["worker", "(the", "submission's", "code)"]
-    assert "seconds and examples per problem" in lines[5]
+    assert "seconds and examples of each problem's tests" in lines[5]
     assert [line.split() for line in lines[6:]] == [["memory", "7.0", "s", "300", "examples"],
                                                     ["flops", "2.5", "s", "120", "examples"]]
