@@ -494,24 +494,10 @@ def test_an_oracle_stashed_by_another_problems_worker_is_gone(tmp_path):
     assert not list(Path("/tmp").glob("ra-hostile-stash*")) and not list(Path("/dev/shm").glob("ra-hostile-stash*"))
 
 
-def _below(root: int) -> set[int]:
-    """The live processes below `root`, from /proc."""
-    parent = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            parent[int(pid)] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - found
-        found |= frontier
-    return found
-
-
 def test_a_grader_stopped_by_sigterm_leaves_nothing_behind(tmp_path):
     # a scheduler's stop (Slurm, Kubernetes) or a TA's `kill` while a worker runs the submission: the grader's
     # processes are gone, and its sandbox's folders (and mount) with them
+    from grader.runner import _descendants
     folder = tmp_path / "submission"
     folder.mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
@@ -523,7 +509,7 @@ def test_a_grader_stopped_by_sigterm_leaves_nothing_behind(tmp_path):
     try:
         deadline, started = time.monotonic() + 300, set()
         while time.monotonic() < deadline and process.poll() is None:
-            started = _below(process.pid)
+            started = _descendants(process.pid) - {process.pid}
             if any(b"tests.seam.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started
                    if Path(f"/proc/{pid}/cmdline").exists()):
                 break
