@@ -91,8 +91,9 @@ def planted_mistakes() -> dict[str, str]:
     return planted
 
 
-def grade_measured(modules: dict[str, str], prefix: list[str], options: list[str] = ()) -> tuple["Peak", object]:
-    """`resource-grader grade --local` on a submission of `modules` (name -> source), measured; (peak, score)."""
+def grade_measured(modules: dict[str, str], prefix: list[str], options: list[str] = ()) -> tuple["Peak", dict]:
+    """`resource-grader grade --local` on a submission of `modules` (name -> source), measured: (peak, the
+    results.json it wrote, or {} where it wrote none)."""
     with tempfile.TemporaryDirectory(prefix="ra-bench-") as tmp:
         submission = Path(tmp, "submission")
         submission.mkdir()
@@ -101,18 +102,25 @@ def grade_measured(modules: dict[str, str], prefix: list[str], options: list[str
         out = Path(tmp, "results.json")
         peak = run_measured(prefix + [sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out),
                                       "--local", *options])
-        return peak, json.loads(out.read_text())["score"] if out.exists() else "no results.json"
+        return peak, json.loads(out.read_text()) if out.exists() else {}
 
 
-def report(what: str, measured: tuple["Peak", object]) -> None:
-    peak, score = measured
-    print(f"{what}: {peak.seconds:6.1f} s, score {score}")
+def report(what: str, measured: tuple["Peak", dict]) -> None:
+    peak, results = measured
+    staff = results.get("extra_data", {})
+    seconds, examples = staff.get("seconds_per_problem", {}), staff.get("examples_per_problem", {})
+    print(f"{what}: {peak.seconds:6.1f} s, score {results.get('score', 'none: no results.json')}, "
+          f"{sum(examples.values())} examples")
     print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "
           f"Gradescope's default is {GRADESCOPE_MEMORY_MIB:.0f} MiB), {peak.rss:.0f} MiB summed RSS")
     print("  the largest that one process of each kind reached (at different moments: they do not add up to the "
           "tree's peak):")
     for name, (pss, rss) in sorted(peak.by_process.items(), key=lambda item: -item[1][0]):
         print(f"    {name:<36} peak {pss:4.0f} MiB PSS, {rss:4.0f} MiB RSS")
+    print("  seconds and examples of each problem's tests (its worker's start included; the rest of the wall time is "
+          "the grader's and pytest's own, and the fingerprints):")
+    for problem in sorted(seconds, key=lambda p: -seconds[p]):
+        print(f"    {problem:<26} {seconds[problem]:6.1f} s {examples.get(problem, 0):6d} examples")
 
 
 @dataclass

@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import INSTALLED_COPY, copycheck, has_reference, registry, sandbox, scoring
-from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, run_tests
+from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, kill_tree, run_tests
 from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
@@ -167,10 +168,20 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     seconds = time.monotonic() - start
     write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
                                                   fingerprinted=_ran(found), broken=broken, missing=missing,
-                                                  per_problem=seconds_per_problem(run)), indent=1))
+                                                  per_problem=figures_per_problem(run)), indent=1))
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {_printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found, untouched)
+
+
+def _stop_leaving_nothing(signum, _frame) -> None:
+    """SIGTERM (a scheduler's stop, a TA's `kill`) on grade or batch: every process the grader started (pytest,
+    the workers, the fingerprints') killed, every open sandbox torn down (its uid's processes, its mount, its
+    folders), then exit. Gradings that finished have their results already; those cut short have none."""
+    kill_tree(os.getpid(), spare_root=True)
+    for box in list(sandbox.OPEN):
+        box.teardown()
+    os._exit(128 + signum)
 
 
 def progress_line(problem: str, collected: list[dict], records: dict[str, dict]) -> str:
@@ -178,18 +189,26 @@ def progress_line(problem: str, collected: list[dict], records: dict[str, dict])
     tests alone (the final table may still set points aside: a module that does not import, a review) and
     the seconds its tests took."""
     scores = score_run(RunResult(collected=collected, records=records), [registry.BY_ID[problem]])
-    seconds = sum(float(r.get("duration") or 0) for r in records.values())
+    seconds = sum_per_problem(records.values(), "duration").get(problem, 0.0)
     score = f"{scores[0].score:5.2f} / {scores[0].points:g} points" if scores else "no graded tests here"
     return f"{problem:<26} {score:<20} {seconds:6.1f} s"
 
 
-def seconds_per_problem(run: RunResult | None) -> dict[str, float]:
-    """Problem -> the seconds its tests took (for course staff: results.json's extra_data)."""
-    seconds: dict[str, float] = {}
-    for record in (run.records.values() if run else ()):
+def sum_per_problem(records, field: str) -> dict[str, float]:
+    """Problem -> the sum of `field` over its tests' report records (a record without it counts 0)."""
+    sums: dict[str, float] = {}
+    for record in records:
         if record.get("problem"):
-            seconds[record["problem"]] = seconds.get(record["problem"], 0.0) + float(record.get("duration") or 0)
-    return {problem: round(value, 1) for problem, value in seconds.items()}
+            sums[record["problem"]] = sums.get(record["problem"], 0.0) + float(record.get(field) or 0)
+    return sums
+
+
+def figures_per_problem(run: RunResult | None) -> dict[str, dict[str, float]]:
+    """For course staff (results.json's extra_data): the seconds each problem's tests took, and the examples
+    its generated tests ran."""
+    records = run.records.values() if run else ()
+    return {"seconds_per_problem": {p: round(v, 1) for p, v in sum_per_problem(records, "duration").items()},
+            "examples_per_problem": {p: int(v) for p, v in sum_per_problem(records, "examples").items()}}
 
 
 def _printable(text: str) -> str:
@@ -358,6 +377,7 @@ def main(argv=None) -> int:
     except SecretError as exc:
         print(f"resource-grader {options.command}: {exc}", file=sys.stderr)
         return 2
+    signal.signal(signal.SIGTERM, _stop_leaving_nothing)
     if options.command == "grade":
         return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
                      secret, options.fingerprints)

@@ -298,8 +298,6 @@ def _einops_call(spec: dict) -> tuple:
     return (tensors[0], spec["pattern"]), dict(spec["axes_lengths"])
 
 
-
-
 @st.composite
 def _ellipsis_reduced(draw) -> dict:
     """A reduce whose left side has '...' and right side has not: the ellipsis' dimensions are reduced."""
@@ -337,7 +335,8 @@ def _einops_practice() -> list[Entry]:
 
     tol = {"float32": (DIFFERENTIAL_TOL,) * 2, "float64": (DIFFERENTIAL_TOL,) * 2}
     return [Entry(name, st.integers(0, 2**16).map(lambda seed, n=name: (tuple(dict(audit_calls(seed))[n]), {})),
-                  tensor_tol=tol, tolerance="rtol 1e-5, atol 1e-5", pool=1) for name in FUNCTIONS]
+                  tensor_tol=tol, tolerance=f"rtol {DIFFERENTIAL_TOL:g}, atol {DIFFERENTIAL_TOL:g}", pool=1)
+            for name in FUNCTIONS]
 
 
 # -- activation_checkpointing and benchmarking: their pure functions ----------------------------------------

@@ -80,18 +80,23 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
-        if cpu_share is not None:
-            cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
-        while process.poll() is None:
-            if time.monotonic() >= deadline:
+        try:
+            if cpu_share is not None:
+                cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
+            while process.poll() is None:
+                if time.monotonic() >= deadline:
+                    kill_tree(process.pid)
+                    process.wait()
+                    result.timed_out = True
+                    break
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=min(PROGRESS_SECONDS, max(deadline - time.monotonic(), 0.01)))
+                if progress:
+                    progress.read()
+        finally:  # the grader interrupted (Ctrl-C): pytest, in a session of its own, must not outlive it
+            if process.poll() is None:
                 kill_tree(process.pid)
                 process.wait()
-                result.timed_out = True
-                break
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=min(PROGRESS_SECONDS, max(deadline - time.monotonic(), 0.01)))
-            if progress:
-                progress.read()
         result.seconds = time.monotonic() - start
         result.exit_code = process.returncode
         output.seek(max(0, output.seek(0, os.SEEK_END) - LOG_BYTES))
@@ -144,15 +149,16 @@ class Progress:
                 self.on_problem(problem, tests, records)
 
 
-def kill_tree(root: int) -> None:
+def kill_tree(root: int, *, spare_root: bool = False) -> None:
     """SIGKILL `root` and every process below it (the worker is in a session of its own): first all stopped,
-    until a search finds no new one (a stopped process starts nothing more), then all killed."""
-    stopped: set[int] = set()
+    until a search finds no new one (a stopped process starts nothing more), then all killed. `spare_root`:
+    `root` itself is left alone (a grader clearing up below itself)."""
+    stopped: set[int] = {root} if spare_root else set()
     while found := _descendants(root) - stopped:
         for pid in found:
             _signal(pid, signal.SIGSTOP)
         stopped |= found
-    for pid in stopped:
+    for pid in stopped - ({root} if spare_root else set()):
         _signal(pid, signal.SIGKILL)
 
 

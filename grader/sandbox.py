@@ -321,24 +321,26 @@ def hold_uid(uid: int) -> None:
 _holders: list[subprocess.Popen] = []
 
 
-def _real_uid(pid: int) -> int | None:
+def _status(pid: int | str) -> dict[str, str] | None:
+    """The fields of /proc/<pid>/status (name -> the text after the colon); None once the process is gone."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return None
-    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith("Uid:"))
+    return dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+
+
+def _real_uid(pid: int) -> int | None:
+    fields = _status(pid)
+    return None if fields is None else int(fields["Uid"].split()[0])
 
 
 def processes_of(uid: int) -> list[int]:
     """The live (not zombie) processes whose real uid is `uid`."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
+        fields = _status(pid)
+        if fields and int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
             found.append(int(pid))
     return found
 
@@ -501,6 +503,9 @@ def _notes(layers: tuple[str, ...]) -> list[str]:
 
 # -- one grading's sandbox, and its teardown ----------------------------------------------------------
 
+OPEN: set["Sandbox"] = set()  # the sandboxes not yet torn down: what a grader stopped by SIGTERM tears down
+
+
 class Sandbox:
     """The folders, uid and teardown of one grading: `with Sandbox(layers) as box: ...`."""
 
@@ -512,6 +517,7 @@ class Sandbox:
 
     def __enter__(self) -> "Sandbox":
         self.top = Path(tempfile.mkdtemp(prefix="ra-grade-"))
+        OPEN.add(self)
         try:
             return self._open()
         except BaseException:
@@ -559,7 +565,10 @@ class Sandbox:
         self.teardown()
 
     def teardown(self) -> None:
-        """Kill every process of the sandbox, then remove everything it could have written."""
+        """Kill every process of the sandbox, then remove everything it could have written (once)."""
+        if self not in OPEN:
+            return
+        OPEN.discard(self)
         if self.uid is not None:
             # until the uid has had no process for a while: a worker being started when the test process died
             # is still root for a few milliseconds (prlimit, setpriv) before it becomes the uid

@@ -409,15 +409,16 @@ def grader_errors(scores: list[ProblemScore]) -> list[str]:
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,
                  known: list[KnownMistake] = (), fingerprinted: dict | None = None,
                  broken: dict[str, str] | None = None, missing: frozenset[str] = frozenset(),
-                 per_problem: dict[str, float] | None = None) -> dict:
+                 per_problem: dict[str, dict[str, float]] | None = None) -> dict:
     """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest
     items and their outcomes, and the ids of the known mistakes that explain its failures, in the test's
     `extra_data`), `output` (the score table and the notes, without the failures: they are under each test) at
     the top. Every text is a Markdown code block (`output_format` md), shown as written in a fixed-width font.
     What is for course staff alone goes where Gradescope stores it without showing it to students: `review`
-    (the guard's evidence), `fingerprinted` (what the fingerprints ran), the seconds each problem's tests took
-    (`per_problem`) and the errors of the grading code itself in the top-level `extra_data`; the grader's
-    stdout and stderr (its operator's lines, tracebacks) are hidden from students (`stdout_visibility`)."""
+    (the guard's evidence), `fingerprinted` (what the fingerprints ran), figures per problem (`per_problem`:
+    the seconds its tests took, the examples they ran) and the errors of the grading code itself in the
+    top-level `extra_data`; the grader's stdout and stderr (its operator's lines, tracebacks) are hidden from
+    students (`stdout_visibility`)."""
     broken = broken or {}
     tests = []
     for i, p in enumerate(scores, start=1):
@@ -444,7 +445,7 @@ def results_json(scores: list[ProblemScore], *, seconds: float, output: str, rev
         "stdout_visibility": "hidden",
         "tests": tests,
     }
-    staff = {"review": list(review or []), "fingerprints": fingerprinted, "seconds_per_problem": per_problem,
+    staff = {"review": list(review or []), "fingerprints": fingerprinted, **(per_problem or {}),
              "grader_errors": grader_errors(scores)}
     staff = {key: value for key, value in staff.items() if value}
     if staff:

@@ -32,6 +32,7 @@ from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
 from jaxtyping import install_import_hook
 
+from tests import grading_budget
 from tests.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +48,8 @@ settings.register_profile("dev", max_examples=20, **_COMMON)
 # ci and grade: reproducible (derandomized, no example database).
 _REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
-settings.register_profile("grade", max_examples=60, **_REPRODUCIBLE)
+# grade: what the grader runs; a test's examples are its budget, or FLOOR (tests/grading_budget.py)
+settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODUCIBLE)
 # thorough: a student's most thorough local check before submitting, new random inputs every run
 settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
 # mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
@@ -107,11 +109,14 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_collection_modifyitems(config, items):
     config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
+    grading = settings.get_current_profile_name() == "grade"
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)
         if seed is not None:
             _seed_generated_test(item, seed)
+        if grading:
+            _apply_grading_budget(item)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             _stop_at_not_implemented(item.obj.hypothesis)
         if isinstance(item, pytest.Function):
@@ -311,6 +316,16 @@ def _short_for_not_implemented(item, repr_failure):
         return _ShortRepr(lines, [line for text in errors for line in text.splitlines()], excinfo._getreprcrash())
 
     return short_repr_failure
+
+
+def _apply_grading_budget(item) -> None:
+    """A generated test listed in tests/grading_budget.py runs its own number of examples when it grades (set
+    once per test function: the items of a parametrized test share it, and so do the runs of one process)."""
+    test = getattr(item, "obj", None)
+    examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
+    if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
+        settings(settings.default, max_examples=examples)(test)
+        test._grading_budget = examples
 
 
 def _seed_generated_test(item, seed: int) -> None:

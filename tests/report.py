@@ -3,11 +3,15 @@
 The grader and the meta-tests read it. A record's `evidence` lists what the worker's guard reported during the
 test (tests/seam/guard.py): the grader asks a person to review a submission with any. Lines are appended and
 flushed at once, so a run that is killed half-way still leaves the results of every test that finished.
+A generated test's record also says how many examples it ran (`examples`, shrinking included) and which one
+failed first (`first_failing_example`, counted from 1): what the grading budget of examples is calibrated from
+(tests/meta/mutation.py).
 """
 
 import json
 
 import pytest
+from hypothesis.errors import StopTest, UnsatisfiedAssumption
 
 from tests.checks import TYPE_CHECK_HINT
 from tests.registry import BY_ID
@@ -81,6 +85,29 @@ class _Recorder:
     def __init__(self, path: str):
         self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the session
         self.current: dict[str, dict] = {}
+        self.examples: dict[str, list[int]] = {}  # nodeid -> [examples run, the first that failed (0: none)]
+        self.running = ""  # the nodeid of the test that runs
+
+    def _counting(self, test):
+        """`test` (a generated test's body, shared by the items of a parametrized test), counting its examples
+        into self.examples[the item that runs]."""
+
+        def counted(*args, **kwargs):
+            counts = self.examples.setdefault(self.running, [0, 0])
+            counts[0] += 1
+            try:
+                return test(*args, **kwargs)
+            except (UnsatisfiedAssumption, StopTest):  # hypothesis' own control flow: the example was not valid
+                raise
+            except BaseException:
+                counts[1] = counts[1] or counts[0]
+                raise
+
+        return counted
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item):
+        self.running = item.nodeid
 
     def _problem(self, keywords) -> str | None:
         return next((k for k in keywords if k in BY_ID), None)
@@ -102,12 +129,17 @@ class _Recorder:
         elif report.skipped and entry["outcome"] == "passed":
             entry["outcome"], entry["message"] = "skipped", message or str(report.longrepr[-1])
         if report.when == "teardown":
+            if report.nodeid in self.examples:
+                entry["examples"], entry["first_failing_example"] = self.examples.pop(report.nodeid)
             self.file.write(json.dumps(self.current.pop(report.nodeid)) + "\n")
             self.file.flush()
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session):
         """First line: every test that will run, so a reader knows what a killed run never reached."""
+        handles = [getattr(getattr(item, "obj", None), "hypothesis", None) for item in session.items]
+        for handle in {id(h): h for h in handles if h is not None}.values():  # one per test function
+            handle.inner_test = self._counting(handle.inner_test)
         collected = [{"nodeid": item.nodeid, "problem": self._problem(item.keywords),
                       "gpu": "gpu" in item.keywords, "differential": "differential" in item.keywords}
                      for item in session.items]

@@ -318,14 +318,14 @@ def einops_near_misses(draw, kind: str | None = None) -> dict:
 
 
 @st.composite
-def einsum_specs(draw, inputs: int | None = None) -> dict:
-    """A valid einops.einsum call: 1-3 inputs (or `inputs`), multi-letter names, axes shared or not, kept or
+def einsum_specs(draw, n_inputs: int | None = None) -> dict:
+    """A valid einops.einsum call: 1-3 inputs (or `n_inputs`), multi-letter names, axes shared or not, kept or
     summed, "..." batch dimensions (summed when the output has none; broadcast, right-aligned, where inputs
     have fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->")."""
     n = draw(st.integers(1, 5))
     names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]
     sizes = dict(zip(names, draw(st.permutations(range(2, 7)))[:n], strict=True))
-    n_inputs = draw(st.integers(1, 3)) if inputs is None else inputs
+    n_inputs = draw(st.integers(1, 3)) if n_inputs is None else n_inputs
     batch = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
     inputs, shapes = [], []
     for _ in range(n_inputs):
@@ -428,8 +428,9 @@ FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf, NaN or 
 
 def fp32_bits(kind: str | None = None):
     """One float32 bit pattern, as an unsigned int: any, a special one, or one whose lower 16 bits are a
-    tie or a near-tie; with `kind` (FP32_BIT_KINDS), only those whose exponent field is of that kind (normal
-    numbers include those that round to inf)."""
+    tie or a near-tie; with `kind` (FP32_BIT_KINDS), only those whose exponent field is of that kind, except
+    that "inf, NaN or overflow" also draws the largest finite floats, those that round to inf in bf16 (their
+    exponent field is 254: "normal" draws them too)."""
     tails = st.sampled_from([0x8000, 0x7FFF, 0x8001, 0x0000, 0xFFFF])
     if kind is None:
         return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),

@@ -18,7 +18,7 @@ import functools
 
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests import audit
@@ -135,6 +135,8 @@ def test_element_offset_matches_data_ptr(impl, layout, data):
 
 
 @given(layout=tensor_layouts())
+@example(layout=((3, 0, 2), (1, 7, 5), 0))  # empty (rare among generated layouts), strides that fit nothing
+@example(layout=((2, 3), (6, 2), 0))  # evenly spaced, innermost stride 2 (rare too): not contiguous
 def test_is_contiguous_matches_torch(impl, layout):
     shape, strides, _ = layout
     expect_equal(impl.tensors.is_contiguous(shape, strides), layout_tensor(layout).is_contiguous(),

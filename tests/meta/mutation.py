@@ -3,6 +3,11 @@
     python -m tests.meta.mutation                 # every problem's catalog, a table
     python -m tests.meta.mutation --problem flops
     python -m tests.meta.mutation --json FILE     # for tests/meta/test_mistakes.py
+    python -m tests.meta.mutation --profile grade --grading-seed 7   # under a grading seed, as the grader runs
+
+Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
+explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
+the grading budget of examples is calibrated from (tests/plugin.py).
 
 A mistake is caught when the problem's tests, without the differential ones (the student release's
 tests must catch it on their own), fail with the mistake swapped into the reference. All runs share one
@@ -27,20 +32,27 @@ from tests.report import read_test_records
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_mistake(mistake, profile: str) -> dict:
+def run_mistake(mistake, profile: str, grading_seed: int | None = None) -> dict:
     """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
                 "--mutant", f"{mistake.problem}:{mistake.id}",
                 "-m", f"{mistake.problem} and not differential", "-x", "-q", "--tb=no", "--no-header",
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
+        if grading_seed is not None:
+            args.append(f"--grading-seed={grading_seed}")
         with contextlib.redirect_stdout(io.StringIO()):
             code = pytest.main(args)
         records = read_test_records(report.name)
-    failed = [r["nodeid"].split("::")[-1] for r in records if r["outcome"] == "failed"]
+    failed = [r for r in records if r["outcome"] == "failed"]
     return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
             "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),
-            "caught_by": failed[0] if failed else None}
+            "caught_by": failed[0]["nodeid"].split("::")[-1] if failed else None,
+            "examples": failed[0].get("first_failing_example", 0) if failed else None}
+
+
+def _seed_option(options) -> list[str]:
+    return [] if options.grading_seed is None else ["--grading-seed", str(options.grading_seed)]
 
 
 def _in_parallel(options, problems: list[str]) -> list[dict]:
@@ -50,7 +62,8 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
         for k in range(options.jobs):
             out = Path(tmp) / f"{k}.json"
             command = [sys.executable, "-m", "tests.meta.mutation", "--jobs", "1", "--shard", f"{k}/{options.jobs}",
-                       "--profile", options.profile, "--json", str(out), *[f"--problem={p}" for p in problems]]
+                       "--profile", options.profile, *_seed_option(options), "--json", str(out),
+                       *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
         for child, out in children:
@@ -63,6 +76,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problem", action="append", help="only these problems (repeatable)")
     parser.add_argument("--profile", default="mutation", help="hypothesis profile (default: mutation, 10 examples)")
+    parser.add_argument("--grading-seed", type=int, default=None, metavar="N",
+                        help="draw every generated test's inputs from N, as the grader does (default: the profile's)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--jobs", type=int, default=2, help="processes to spread the mistakes over (default 2)")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
@@ -75,12 +90,13 @@ def main(argv=None) -> int:
     else:
         k, n = map(int, options.shard.split("/"))
         expected = mistakes[k::n]
-        results = [run_mistake(m, options.profile) for m in expected]
+        results = [run_mistake(m, options.profile, options.grading_seed) for m in expected]
     ran = {(r["problem"], r["id"]) for r in results}
     results += [{"problem": m.problem, "id": m.id, "description": m.description, "caught": False, "exit_code": -1,
                  "caught_by": None} for m in expected if (m.problem, m.id) not in ran]  # a child that crashed
     for r in results:
-        verdict = f"caught by {r['caught_by']}" if r["caught"] else f"NOT CAUGHT (pytest exit {r['exit_code']})"
+        verdict = (f"caught by {r['caught_by']} (example {r['examples']})" if r["caught"]
+                   else f"NOT CAUGHT (pytest exit {r['exit_code']})")
         print(f"{r['problem']:>24}:{r['id']:<28} {verdict}")
     print(f"{sum(r['caught'] for r in results)}/{len(results)} mistakes caught")
     if options.json:

@@ -50,9 +50,15 @@ def test_an_exited_process_has_no_row():
 
 def test_the_report_says_what_its_rows_are(capsys):
     peak = bench.Peak(10.0, 600.0, 700.0, {"grader": (300.0, 350.0), "worker (the submission's code)": (200.0, 250.0)})
-    bench.report("a grading", (peak, 100.0))
+    results = {"score": 100.0, "extra_data": {"seconds_per_problem": {"flops": 2.5, "memory": 7.0},
+                                              "examples_per_problem": {"flops": 120, "memory": 300}}}
+    bench.report("a grading", (peak, results))
     lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "a grading:   10.0 s, score 100.0, 420 examples"
     assert "peak memory of the whole grading tree: 600 MiB PSS" in lines[1]
     assert "the largest that one process of each kind reached" in lines[2]
     assert lines[3].split() == ["grader", "peak", "300", "MiB", "PSS,", "350", "MiB", "RSS"]
     assert lines[4].split()[:4] == ["worker", "(the", "submission's", "code)"]
+    assert "seconds and examples of each problem's tests" in lines[5]
+    assert [line.split() for line in lines[6:]] == [["memory", "7.0", "s", "300", "examples"],
+                                                    ["flops", "2.5", "s", "120", "examples"]]

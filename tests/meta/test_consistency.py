@@ -200,3 +200,16 @@ def test_no_test_item_carries_more_than_one_and_a_half_points():
             if share > MAX_ITEM_POINTS + 1e-9:
                 heavy.append(f"{problem.id}: {b.name} ({share:g} points in one item of {ran})")
     assert not heavy, "split these behaviours (more test functions, or parametrized items): " + "; ".join(heavy)
+
+
+def test_every_grading_budget_names_a_generated_test_and_gives_a_reason():
+    from tests import grading_budget
+
+    generated = {name for problem in problems_with_tests()
+                 for name, obj in vars(importlib.import_module(f"tests.test_{problem}")).items()
+                 if name.startswith("test_") and getattr(obj, "is_hypothesis_test", False)}
+    unknown = sorted(set(grading_budget.BUDGET) - generated)
+    assert not unknown, f"tests/grading_budget.py budgets tests that are not generated tests of the suite: {unknown}"
+    for name, (examples, why) in grading_budget.BUDGET.items():
+        assert grading_budget.FLOOR < examples <= 60, f"{name}: a budget is over FLOOR and at most the 60 of before"
+        assert len(why.split()) >= 5, f"{name}: the budget's reason, from the mutation data, is missing"

@@ -115,7 +115,7 @@ def test_the_sample_submission_is_partly_right(tmp_path):
 
 def test_grade_shows_each_problem_as_it_finishes(tmp_path):
     # flops (the reference's; its tests run first) is done while tensors (the stub) is still graded: its line
-    # is on stderr then, with its score and seconds; results.json keeps the seconds for course staff
+    # is on stderr then, with its score and seconds; results.json keeps the seconds (and examples) for course staff
     folder = tmp_path / "submission"
     folder.mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
@@ -135,8 +135,10 @@ def test_grade_shows_each_problem_as_it_finishes(tmp_path):
     assert f"{FLOPS_POINTS:.2f} / {FLOPS_POINTS:g} points" in shown["flops"][0], shown
     assert shown["flops"][1], "the flops line came only once the grading had ended"
     assert f"0.00 / {BY_ID['tensors'].points:g} points" in shown["tensors"][0], shown
-    seconds = json.loads(out.read_text())["extra_data"]["seconds_per_problem"]
+    staff = json.loads(out.read_text())["extra_data"]
+    seconds, examples = staff["seconds_per_problem"], staff["examples_per_problem"]
     assert set(seconds) == {"tensors", "flops"} and all(value > 0 for value in seconds.values()), seconds
+    assert examples["flops"] > 0, examples  # flops' generated tests ran; tensors' stubs fail at their first example
 
 
 def test_batch_grades_every_submission_and_keeps_going(tmp_path):
@@ -490,3 +492,36 @@ def test_an_oracle_stashed_by_another_problems_worker_is_gone(tmp_path):
     earned = [(t["name"], t["score"]) for t in results["tests"] if t["score"]]
     assert not earned, done.stderr.decode()[-3000:]
     assert not list(Path("/tmp").glob("ra-hostile-stash*")) and not list(Path("/dev/shm").glob("ra-hostile-stash*"))
+
+
+def test_a_grader_stopped_by_sigterm_leaves_nothing_behind(tmp_path):
+    # a scheduler's stop (Slurm, Kubernetes) or a TA's `kill` while a worker runs the submission: the grader's
+    # processes are gone, and its sandbox's folders (and mount) with them
+    from grader.runner import _descendants
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(tmp_path / "r.json"),
+                                "--problem", "flops", "--no-fingerprints"], cwd=ROOT,
+                               env={**grader_env(), "TMPDIR": str(scratch)}, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, started = time.monotonic() + 300, set()
+        while time.monotonic() < deadline and process.poll() is None:
+            started = _descendants(process.pid) - {process.pid}
+            if any(b"tests.seam.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started
+                   if Path(f"/proc/{pid}/cmdline").exists()):
+                break
+            time.sleep(0.2)
+        assert process.poll() is None and started, "the grading ended before a worker ran"
+        process.terminate()
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + 15, stderr
+    time.sleep(0.5)
+    assert not [pid for pid in started if Path(f"/proc/{pid}").exists()
+                and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"], \
+        "processes of the grading outlived it"
+    assert not list(scratch.iterdir()), f"left behind: {sorted(p.name for p in scratch.iterdir())}"
