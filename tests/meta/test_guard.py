@@ -329,7 +329,14 @@ def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):
 def test_the_fused_adam_kernels_are_absent_from_the_adamw_worker(worker_tree):
     outcome, _ = call_attack(worker_tree, "adamw", """
         def attack():
+            import gc, weakref
             import torch
+            # first undo what could hold the refusal in place: every Library that gc finds, destroyed, and
+            # every finalizer run (a Library's holds its C++ handle)
+            for library in [o for o in gc.get_objects() if isinstance(o, torch.library.Library)]:
+                library._destroy()
+            for finalizer in list(weakref.finalize._registry):
+                finalizer()
             p, g, m, v, step = torch.zeros(3), torch.ones(3), torch.zeros(3), torch.zeros(3), torch.tensor(1.0)
             refused = []
             # (torch._C._VariableFunctions._fused_adamw_ raises the same, and the guard's tripwire sees it too)

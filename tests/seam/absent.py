@@ -140,7 +140,19 @@ def install(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[st
     return modules
 
 
-_KEPT: list = []  # the dispatcher registrations that replace the kernels (they last as long as they are held)
+def _hold_unreachably(library) -> None:
+    """Keep `library`'s registrations for the life of the process, with no Python object left that can undo
+    them. Held in a list, or by its finalizer (whose arguments hold the C++ handle), the code under test could
+    find the Library through `gc` and `_destroy()` it, and the dispatcher would run torch's own kernel again.
+    So the handle (a pybind object, which `gc` does not track) gets a reference that no container holds, and
+    the finalizer and the Library's own reference to it are dropped."""
+    import ctypes
+    import weakref
+
+    for finalizer in [f for f in list(weakref.finalize._registry) if (f.peek() or (None,))[0] is library]:
+        finalizer.detach()
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(library.m))
+    library.m = None
 
 
 def disable_kernels(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[str]:
@@ -167,7 +179,7 @@ def disable_kernels(problem: str | None, oracles: dict[str, tuple[str, ...]]) ->
                     library.impl(attribute, refuse, key)
             except RuntimeError:  # no such overload for this key
                 continue
-        _KEPT.append(library)
+        _hold_unreachably(library)
         setattr(torch, attribute, _placeholder("torch", attribute, problem))
         done.append(name)
     return done
