@@ -8,6 +8,7 @@ failed first (`first_failing_example`, counted from 1): what the grading budget 
 (tests/meta/mutation.py).
 """
 
+import functools
 import json
 
 import pytest
@@ -90,8 +91,11 @@ class _Recorder:
 
     def _counting(self, test):
         """`test` (a generated test's body, shared by the items of a parametrized test), counting its examples
-        into self.examples[the item that runs]."""
+        into self.examples[the item that runs]. Wrapped (`functools.wraps`), so that hypothesis derives the
+        same derandomized inputs from it as from the test itself: `grade --local` runs the public inputs of
+        `pytest --hypothesis-profile=grade`, which has no report."""
 
+        @functools.wraps(test)
         def counted(*args, **kwargs):
             counts = self.examples.setdefault(self.running, [0, 0])
             counts[0] += 1
