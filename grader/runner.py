@@ -1,6 +1,7 @@
 """Run the official tests on a workspace, isolated, and read back what each test did."""
 
 import contextlib
+import ctypes
 import json
 import os
 import shlex
@@ -79,7 +80,8 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     progress = Progress(report, on_problem) if on_problem else None
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,
-                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=die_with_parent(os.getpid()))
         try:
             if cpu_share is not None:
                 cpu_share.add(process.pid)  # before pytest starts the worker, which inherits it
@@ -147,6 +149,25 @@ class Progress:
             if problem not in self.shown and all(t.get("nodeid") in records for t in tests):
                 self.shown.add(problem)
                 self.on_problem(problem, tests, records)
+
+
+def die_with_parent(parent: int):
+    """For Popen's preexec_fn: the child is SIGKILLed by the kernel when the thread that started it ends, so
+    that a grader killed outright (SIGKILL, a Dask worker lost) leaves no pytest grading on; pytest's workers
+    die with it (bwrap's --die-with-parent, or setpriv's --pdeathsig under the user layer alone). `parent`:
+    the starter's pid, read before the fork: had it died already, the child exits at once."""
+    prctl = _LIBC.prctl
+
+    def child() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return child
+
+
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def kill_tree(root: int, *, spare_root: bool = False) -> None:

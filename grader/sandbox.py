@@ -9,7 +9,8 @@ machine allows it (`resource-grader doctor` says which are and why):
 2. user        grader is root  a uid/gid of its own per grading (claim_uid: no two graders of the machine
                                ever share one), no supplementary groups, at most
                                MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
-                               signal, trace or read the grader's processes, nor open its private files.
+                               signal, trace or read the grader's processes, nor open its private files;
+                               the kernel kills it when its starter dies (setpriv --pdeathsig).
                                Stops: reading the reference and the results, killing or tracing the grader,
                                another grading's files, fork bombs beyond the process cap.
 3. namespaces  bwrap works     new pid, ipc, net, uts and mount namespaces: the worker sees only the
@@ -25,8 +26,9 @@ machine allows it (`resource-grader doctor` says which are and why):
                                rebuilt from code objects, run between requests, through a scenario).
 5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (tests/seam/seccomp.py),
                                on before the code under test is imported: no new process, no ptrace, no
-                               other process's memory, no namespaces; threads allowed. Stops: fork bombs,
-                               exec, daemons, tracing and reading other processes.
+                               other process's memory, no namespaces, no undoing the kill-with-its-starter;
+                               threads allowed. Stops: fork bombs, exec, daemons, tracing and reading other
+                               processes, outliving a grader killed outright.
 6. guard       always          (in the worker, tests/seam/guard.py) Python-level evidence for a person:
                                opening an oracle's source, rebinding the grader's code, reaching into the
                                guard; a grade never depends on it alone.
@@ -107,7 +109,7 @@ class Spec:
         argv = ["prlimit", *limits, "--", *argv]
         if "user" in self.layers:
             argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--no-new-privs",
-                    "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+                    "--inh-caps=-all", "--bounding-set=-all", *dies_with_parent(), "--", *argv]
         if "namespaces" in self.layers:
             argv = ["bwrap", *self._bwrap_options(self.oracles.get(problem or "", [])), "--", *argv]
         return argv
@@ -246,6 +248,22 @@ def acl_problem() -> str | None:
                 why = f"no POSIX ACLs on {files[0]}'s filesystem ({exc.strerror})"
         _acl_problem.append(why)
     return _acl_problem[0]
+
+
+_pdeathsig: list[list[str]] = []
+
+
+def dies_with_parent() -> list[str]:
+    """setpriv's option that has the kernel kill the worker when its starter (the test process) dies, where
+    this setpriv has it; else none, and a worker under the user layer alone outlives a
+    grader killed outright until its CPU limit (under namespaces, bwrap's --die-with-parent holds anyway)."""
+    if not _pdeathsig:
+        try:
+            usage = subprocess.run(["setpriv", "--help"], capture_output=True, text=True, timeout=10).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            usage = ""
+        _pdeathsig.append(["--pdeathsig=KILL"] if "--pdeathsig" in usage else [])
+    return _pdeathsig[0]
 
 
 _kernel_filter: list[str | None] = []

@@ -63,6 +63,12 @@ def graded(out) -> dict:
             for name, row in rows.items()}
 
 
+def differences(found: dict, expected: dict) -> dict:
+    """submission -> (what was found, what was expected), for those that differ."""
+    return {name: (found.get(name), expected.get(name)) for name in {*found, *expected}
+            if found.get(name) != expected.get(name)}
+
+
 @pytest.fixture(scope="module")
 def submissions(tmp_path_factory):
     return make_class(tmp_path_factory.mktemp("class") / "submissions")
@@ -108,13 +114,14 @@ def test_a_cluster_grades_as_this_machine_does(submissions, local, cluster, tmp_
 def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, cluster, tmp_path):
     out = tmp_path / "grades"
     process = batch(submissions, out, "--scheduler", cluster.address, wait=False)
-    killed = None
+    killed, grading = None, []
     deadline = time.monotonic() + 300
     try:
         while killed is None and process.poll() is None and time.monotonic() < deadline:
             for nanny in cluster.processes[1:]:  # each worker's nanny: its child is the worker process
                 for worker in children(nanny.pid):
-                    if any("pytest" in command_line(c) for c in children(worker)):  # it is grading
+                    grading = [c for c in children(worker) if "pytest" in command_line(c)]
+                    if grading:
                         killed = worker
                         os.kill(worker, signal.SIGKILL)
                         break
@@ -126,8 +133,11 @@ def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, clust
         if process.poll() is None:
             process.kill()
     assert killed is not None, "no worker was seen grading: " + stderr[-3000:]
+    # the kernel killed its grading with it (grader/runner.py die_with_parent): no orphan slows the retry
+    assert not [pid for pid in grading if "pytest" in command_line(pid)], "the killed worker's grading outlived it"
     assert process.returncode == 0, stderr[-3000:] + cluster.logs()
-    assert graded(out) == local, "every submission graded, as on this machine"
+    found = graded(out)
+    assert found == local, f"not graded as on this machine: {differences(found, local)}"
     rows = list(csv.DictReader((out / "grades.csv").open()))
     assert sum(int(r["attempts"]) for r in rows) >= len(rows) + 1, rows
     assert "Given to another worker after theirs died: " in (out / "report.md").read_text()

@@ -408,10 +408,12 @@ def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
             libc = ctypes.CDLL(None, use_errno=True)
             # ptrace(PTRACE_ATTACH, the parent) and process_vm_readv on the parent: refused before any check
             traced = libc.syscall(101, 16, os.getppid(), 0, 0) == -1 and ctypes.get_errno() == 1
+            # prctl(PR_SET_PDEATHSIG, 0): a worker that would outlive a grader killed outright
+            kept_alive = libc.prctl(1, 0, 0, 0, 0) == -1 and ctypes.get_errno() == 1
             ran = []
             thread = threading.Thread(target=ran.append, args=(1,))
             thread.start()
             thread.join()
-            return refused + [traced, ran == [1]]
+            return refused + [traced, kept_alive, ran == [1]]
     """)
-    assert outcome == [True] * 6, outcome
+    assert outcome == [True] * 7, outcome

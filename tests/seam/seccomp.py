@@ -7,6 +7,8 @@ fails with that error), for the worker and every thread it has or starts:
     new processes          fork, vfork, clone without CLONE_THREAD, execve, execveat
     other processes        ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, process_madvise
     new namespaces         unshare, setns
+    outliving the grader   prctl(PR_SET_PDEATHSIG): the sandbox asks the kernel to kill the worker when the
+                           process that started it dies (grader/sandbox.py), and that request stays
     foreign system calls   any call of another architecture (i386's int 0x80 on x86-64) or of the x32 ABI
 
 clone3 answers ENOSYS, so that libc falls back to clone, whose flags a classic filter can read (clone3
@@ -27,6 +29,7 @@ import os
 import platform
 import struct
 
+PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_TSYNC = 1  # every thread of the process, those torch already started included
@@ -46,10 +49,11 @@ REFUSED = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", 
 ARCHITECTURES = {  # machine -> (AUDIT_ARCH_*, the seccomp syscall, the syscall numbers)
     "x86_64": (0xC000003E, 317, {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "ptrace": 101,
                                  "unshare": 272, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
-                                 "execveat": 322, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440}),
+                                 "execveat": 322, "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440,
+                                 "prctl": 157}),
     "aarch64": (0xC00000B7, 277, {"clone": 220, "execve": 221, "ptrace": 117, "unshare": 97, "setns": 268,
                                   "process_vm_readv": 270, "process_vm_writev": 271, "execveat": 281,
-                                  "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440}),
+                                  "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "prctl": 167}),
 }
 
 
@@ -61,9 +65,12 @@ def program(machine: str) -> list[tuple[int, int, int, int]]:
     if machine == "x86_64":
         body.append((JGE_K, "eperm", 0, X32_BIT))
     body += [(JEQ_K, "eperm", 0, nr) for nr in refused]
-    body += [(JEQ_K, "enosys", 0, numbers["clone3"]), (JEQ_K, "clone", 0, numbers["clone"]), (RET_K, 0, 0, RET_ALLOW)]
+    body += [(JEQ_K, "enosys", 0, numbers["clone3"]), (JEQ_K, "clone", 0, numbers["clone"]),
+             (JEQ_K, "prctl", 0, numbers["prctl"]), (RET_K, 0, 0, RET_ALLOW)]
     labels = {"clone": len(body)}
     body += [(LD_W_ABS, 0, 0, ARG0), (JSET_K, "allow", "eperm", CLONE_THREAD)]
+    labels["prctl"] = len(body)
+    body += [(LD_W_ABS, 0, 0, ARG0), (JEQ_K, "eperm", "allow", PR_SET_PDEATHSIG)]
     labels.update(allow=len(body), eperm=len(body) + 1, enosys=len(body) + 2)
     body += [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, RET_ERRNO | errno.EPERM), (RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
 
