@@ -19,8 +19,8 @@ from pathlib import Path
 
 from grader import cluster, registry
 from grader.cli import GRADER_FAILED, Graded, _printable, write_atomically
+from grader.harness.sandbox import Layers
 from grader.runner import Limits
-from grader.sandbox import Layers
 from grader.scoring import BehaviourScore, ProblemScore, TestScore, results_json, table
 from grader.submission import SubmissionError
 

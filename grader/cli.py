@@ -9,7 +9,7 @@
 In the student release (no reference/) `grade` runs the local tests only, with the public inputs: the
 official grade adds the differential tests, which compare a submission with the reference.
 
-Student code runs in a sandbox (grader/sandbox.py): a uid of its own when the grader is root, namespaces
+Student code runs in a sandbox (grader/harness/sandbox.py): a uid of its own when the grader is root, namespaces
 where bubblewrap works. `batch` refuses to run without one unless --no-sandbox is given.
 """
 
@@ -26,13 +26,14 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import INSTALLED_COPY, copycheck, has_reference, registry, sandbox, scoring
+from grader import INSTALLED_COPY, copycheck, has_reference, registry, scoring
+from grader.harness import sandbox
+from grader.harness.cputime import WALL_FACTOR
+from grader.harness.sandbox import Layers, Sandbox
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, RunResult, kill_tree, run_tests
-from grader.sandbox import Layers, Sandbox
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import SecretError, course_secret, grading_seed
 from grader.submission import SubmissionError, build_workspace
-from tests.seam.cputime import WALL_FACTOR
 
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
 
@@ -44,7 +45,7 @@ def _default_results_path() -> Path:
 @dataclass
 class Graded:
     """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
-    needs, tests/seam/guard.py: for a person to look at, the evidence in its results.json), unreadable (the
+    needs, grader/harness/guard.py: for a person to look at, the evidence in its results.json), unreadable (the
     submission), error (the grader, or a run whose report cannot be trusted: for a person to look at, never a
     score)."""
 

@@ -180,7 +180,7 @@ class Comparer:
     def __init__(self, problems: list[str], functions: list[str] | None = None, examples: int = EXAMPLES):
         _prepare()
         from grader import compare_inputs
-        from tests.seam.local import LocalPackage
+        from grader.harness.local import LocalPackage
 
         self.reference = LocalPackage("reference")
         self.problems = problems
@@ -208,7 +208,7 @@ class Comparer:
     def mistake_answers(self, mistake, problem: str, entry) -> list:
         key = (mistake.problem, mistake.id, entry.key)
         if key not in self._mistake_answers:
-            from tests.seam.local import LocalPackage
+            from grader.harness.local import LocalPackage
 
             package = LocalPackage("reference", {f"{problem}.{n}": v for n, v in mistake.replaces.items()})
             self._mistake_answers[key] = [call(package, problem, entry, *x) for x in self.inputs[(problem, entry.key)]]
@@ -321,7 +321,8 @@ def add_parser(commands) -> None:
 
 
 def run(options) -> int:
-    from grader import has_reference, registry, sandbox
+    from grader import has_reference, registry
+    from grader.harness import sandbox
     from grader.scoring import not_started
     from grader.submission import SubmissionError, build_workspace
 
@@ -351,7 +352,7 @@ def run(options) -> int:
             report = {"examples": comparer.examples, "problems": [], "review": []}
             if started:
                 box.expose(workspace.root)
-                from tests.seam.client import IsolatedPackage
+                from grader.harness.client import IsolatedPackage
 
                 package = IsolatedPackage("assignment", workspace.root, call_timeout=options.call_timeout,
                                           memory_limit_mb=options.memory_mb, sandbox=sandbox.Spec.load(box.spec()))
@@ -464,7 +465,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
     import time
     import traceback
 
-    from grader import sandbox
+    from grader.harness import sandbox
     from grader.submission import SubmissionError, build_workspace
 
     start = time.monotonic()
@@ -479,7 +480,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
             with sandbox.Sandbox(layers, seconds) as box:
                 workspace = build_workspace(submission, box.private)
                 box.expose(workspace.root)
-                from tests.seam.client import IsolatedPackage
+                from grader.harness.client import IsolatedPackage
 
                 package = IsolatedPackage("assignment", workspace.root, call_timeout=call_seconds,
                                           memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()))

@@ -1,6 +1,6 @@
 """Scores from test outcomes, the terminal table, and Gradescope's results.json.
 
-The rule (stated in the handout, the weights in tests/registry.py): a problem's points go to its behaviours,
+The rule (stated in the handout, the weights in grader/registry.py): a problem's points go to its behaviours,
 each worth its weight; a behaviour's points are split equally among its test functions, and a function's share
 equally among its pytest items, each earned when the item passes. Where some behaviours of a problem did not
 run at all (the student release leaves out the differential tests), the weights of those that ran are scaled
@@ -18,7 +18,7 @@ from grader.runner import RunResult
 
 MESSAGE_LINES = 14
 BEHAVIOUR_OUTPUT_LINES = 40
-UNWEIGHTED = "unweighted tests (worth nothing: course staff, see tests/registry.py)"
+UNWEIGHTED = "unweighted tests (worth nothing: course staff, see grader/registry.py)"
 
 
 @dataclass
@@ -190,8 +190,8 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
 AST_LOCK = threading.Lock()
 
 
-WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an exception of the code under test
-# What a test raises about the code under test: its checks, the worker's limits and replies (tests/seam),
+WORKER_NOTE = "[raised in the grading worker"  # grader/harness/client.py: an exception of the code under test
+# What a test raises about the code under test: its checks, the worker's limits and replies (grader/harness),
 # pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
 # outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
 # as the student's.

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.registry import BY_ID
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
-from tests.registry import BY_ID
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -225,15 +225,10 @@ class Throttle:
 
 def isolated_with(tmp_path, source: str, **options):
     """The flops stub with `source` appended, in an isolated package over a copy of the worker's files."""
-    from grader.sandbox import WORKER_FILES
-    from tests.seam.client import IsolatedPackage
+    from grader.harness.boundary import copy_worker_files
+    from grader.harness.client import IsolatedPackage
 
-    for name in WORKER_FILES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ROOT / name, tmp_path / name)
+    copy_worker_files(tmp_path)
     flops = tmp_path / "assignment" / "flops.py"
     flops.write_text(flops.read_text() + "\n\n" + source)
     package = IsolatedPackage("assignment", tmp_path, **options)
@@ -263,7 +258,7 @@ def nap(seconds):
 
 
 def test_a_call_is_limited_by_the_workers_cpu_time_with_a_wall_clock_backstop(tmp_path):
-    from tests.seam.client import WorkerTimeout
+    from grader.harness.client import WorkerTimeout
 
     package = isolated_with(tmp_path, BURNERS, call_timeout=1.0, test_cpu_seconds=2.0)
     throttle = Throttle(1 / 3)
@@ -323,12 +318,12 @@ def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):
 
 
 def test_two_graders_with_lock_folders_of_their_own_never_share_a_uid(tmp_path, monkeypatch):
-    from grader import sandbox
+    from grader.harness import sandbox
 
     monkeypatch.setattr(sandbox, "UID_LOCKS", tmp_path / "first")
     uid, token = sandbox.claim_uid()
-    other = (f"from pathlib import Path; from grader import sandbox; sandbox.UID_LOCKS = Path({str(tmp_path)!r}) / "
-             "'second'; print(sandbox.claim_uid()[0])")
+    other = (f"from pathlib import Path; from grader.harness import sandbox; "
+             f"sandbox.UID_LOCKS = Path({str(tmp_path)!r}) / 'second'; print(sandbox.claim_uid()[0])")
 
     def claimed_elsewhere() -> int:
         done = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -521,7 +516,7 @@ def test_a_stopped_grader_leaves_no_process_behind(tmp_path, stop):
         deadline, started = time.monotonic() + 300, set()
         while time.monotonic() < deadline and process.poll() is None:
             started = _descendants(process.pid) - {process.pid}
-            if any(b"tests.seam.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started
+            if any(b"grader.harness.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in started
                    if Path(f"/proc/{pid}/cmdline").exists()):
                 break
             time.sleep(0.2)

@@ -9,10 +9,10 @@ import re
 import jsonschema
 import pytest
 
+from grader.registry import BY_ID, PROBLEMS
 from grader.runner import RunResult
 from grader.scoring import KNOWN_MISTAKES, UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
-from tests.registry import BY_ID, PROBLEMS
 
 pytestmark = pytest.mark.meta
 
