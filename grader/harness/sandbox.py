@@ -39,7 +39,8 @@ machine allows it (`resource-grader doctor` says which are and why):
 The folders of one grading, under one temporary folder that others may cross but not list:
 
     private/   0700, the grader's user only: the official tree with the reference, the report, the spec
-    worker/    read-only to the worker: the student's modules, the given code, the seam, the scenarios
+    worker/    read-only to the worker: boundary.WORKER (the student's modules, the given code, the scenarios,
+               the harness's worker modules)
     home/      the worker's cwd, HOME and TMPDIR, and the only place it may write (a size-bounded
                tmpfs where the grader may mount one)
 """
