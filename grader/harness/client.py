@@ -134,6 +134,7 @@ class Worker:
         self.current_test = ""
         self.current_problem: str | None = None
         self.timed_out: dict[tuple[str, str], str] = {}
+        self.died: dict[tuple[str, str], str] = {}  # (test, call) -> how the worker died in it
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
         self.oracle_runs: list[str] = []  # the oracle code the current request ran, as the guard's tripwire saw it
@@ -274,6 +275,8 @@ class Worker:
         key = (self.current_test, what)
         if key in self.timed_out:
             raise WorkerTimeout(f"{self.timed_out[key]} (not called again in this test)")
+        if key in self.died:  # hypothesis replays a failing example: the same failure, without another worker
+            raise WorkerDied(f"{self.died[key]} (not called again in this test)")
         test_left = self.test_cpu_seconds - self.test_cpu_used if self.test_cpu_seconds else float("inf")
         if test_left <= 0:
             raise WorkerTimeout(self._test_spent())
@@ -288,7 +291,10 @@ class Worker:
             self.process.stdin.write(HEADER.pack(len(body)) + body)
             self.process.stdin.flush()
         except BrokenPipeError:
+            code = self.process.wait()
             self.kill()
+            if code in KILLED:  # between two requests: a thread of the code under test, say
+                raise WorkerDied(out_of_memory(self.memory_limit_mb)) from None
             raise WorkerDied(f"the worker was gone before {what}") from None
         cpu = min(self.call_timeout, test_left)
         limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout)
@@ -321,7 +327,8 @@ class Worker:
                 self.broken_modules[importing] = (
                     f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
-            raise WorkerDied(f"{what}: {exc}") from None
+            self.died[key] = f"{what}: {exc}"
+            raise WorkerDied(self.died[key]) from None
         self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
             names = ORACLES.get(self.current_problem, ())
