@@ -18,8 +18,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from grader import cluster, registry
-from grader.cli import GRADER_FAILED, Graded, _printable, write_atomically
+from grader.grading import Graded, printable, write_atomically
 from grader.harness.sandbox import Layers
+from grader.messages import GRADER_FAILED
 from grader.runner import Limits
 from grader.scoring import BehaviourScore, ProblemScore, TestScore, results_json, table
 from grader.submission import SubmissionError
@@ -133,7 +134,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         run.engine = engine.where
         engine.check_workers(base)
         if todo and fingerprints and scheduler is None:
-            from grader.cli import fingerprinter
+            from grader.grading import fingerprinter
 
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
@@ -207,7 +208,7 @@ def _result(future) -> dict:
 def _write(submission: Path, where: Path, result: dict, content: str, official: str, options: dict):
     """Write one task's results.json (a set-aside one where it has none) and return its Graded and record."""
     for line in result["operator"]:
-        print(f"resource-grader [{submission.name}]: {_printable(line)}", file=sys.stderr)
+        print(f"resource-grader [{submission.name}]: {printable(line)}", file=sys.stderr)
     text = result["results"]
     if text is None:
         text = json.dumps(results_json([], seconds=0.0, output=table([], [GRADER_FAILED], frozenset(), [])), indent=1)

@@ -136,7 +136,7 @@ def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
 
 
 def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None) -> Path:
-    """Write OUT/report.md and its PNGs for `graded` (cli.Graded, one per submission) on `problems` (the
+    """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
     registry's Problem objects graded in this batch), and how it ran (`run`); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",

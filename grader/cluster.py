@@ -111,7 +111,7 @@ _fingerprinters_lock = threading.Lock()
 def fingerprinter_for(problems: list[str], mode: str, limits, build=None):
     """This process's Fingerprinter for (problems, sandbox mode, limits): built once (the catalogue's answers, up
     front) and shared by the gradings of this process; `build` builds it (the coordinator's, in-process)."""
-    from grader.cli import fingerprinter
+    from grader.grading import fingerprinter
     from grader.harness import sandbox
 
     key = (tuple(problems), mode, tuple(asdict(limits).values()))
@@ -214,12 +214,12 @@ def cpu_share(shares: int | None):
 
 
 def grade_task(job: dict) -> str:
-    """Grade one packed submission on this worker (grader.cli.grade_submission, in its sandbox, within its
+    """Grade one packed submission on this worker (grader.grading.grade_submission, in its sandbox, within its
     limits) and return, as JSON: name, status, seconds, scores (the ProblemScore data), fingerprints, results
     (results.json's text), operator (the grader's lines for the operator), worker, or only `refused` and worker.
     `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
     secret_file, batch (an id for the start events)."""
-    from grader.cli import grade_submission
+    from grader.grading import grade_submission
     from grader.harness import sandbox
     from grader.runner import Limits
     from grader.seed import course_secret

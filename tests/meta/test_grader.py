@@ -162,7 +162,7 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
 def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_limit():
     import time
 
-    from grader import cli
+    from grader import grading
     from grader.runner import Limits
     from grader.scoring import BehaviourScore, ProblemScore, TestScore
 
@@ -177,8 +177,8 @@ def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_li
         asked.append((failed, passed, seconds))
 
     limits = Limits(submission_seconds=600, fingerprint_seconds=120)
-    cli._fingerprint(fingerprints, ROOT, scores, frozenset({"roofline"}), limits, time.monotonic())
-    cli._fingerprint(fingerprints, ROOT, scores, frozenset(), limits, time.monotonic() - 590)
+    grading._fingerprint(fingerprints, ROOT, scores, frozenset({"roofline"}), limits, time.monotonic())
+    grading._fingerprint(fingerprints, ROOT, scores, frozenset(), limits, time.monotonic() - 590)
     assert asked[0][:2] == (["flops"], ["memory"]) and 119 < asked[0][2] <= 120  # roofline: left as the stub
     assert asked[1][:2] == ([], ["memory"]), "10 s left: too little to fingerprint"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from grader import release
-from grader.cli import LOCAL_TESTS_ONLY
 from grader.harness.report import read_test_records
+from grader.messages import LOCAL_TESTS_ONLY
 from grader.registry import BY_ID, PROBLEMS
 from tests.meta.suite import ROOT, problems_with_tests
 
