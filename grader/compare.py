@@ -509,7 +509,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
 
 
 class Fingerprinter:
-    """What grading calls (grader/cli.py) to fingerprint one graded submission: `fingerprint` with the limits
+    """What grading calls (grader/grading.py) to fingerprint one graded submission: `fingerprint` with the limits
     of the grading. With `up_front` (batch) every catalogued answer of `problems` is computed now, once, for
     the threads to share; otherwise (grade) on the first call that has something to run, for the problems it
     is asked about: a grading that fingerprints nothing never imports torch in the grader's process."""

@@ -24,7 +24,7 @@ the code under test is. Three parts, read top to bottom:
 
 Evidence leaves at once, as an "audit" frame on the reply pipe written with one `os.write` (so nothing the
 code does later takes it back); where it cannot be sent, the action is refused. The grader marks a
-submission with evidence for review by a person (grader/cli.py).
+submission with evidence for review by a person (grader/grading.py).
 
 It is all Python, in the code under test's own process: code that reaches the hook's closure (through the
 garbage collector or frames, which are evidence) or raw memory (ctypes, evidence) can turn it off. That is

@@ -90,7 +90,8 @@ def run_suite(tree: Path, python: str, tmp_path: Path) -> list[dict]:
 
 def test_the_release_holds_the_student_files_and_no_solution(built):
     for entry in ("assignment/flops.py", "assignment/given.py", "tests/test_flops.py", "grader/harness/plugin.py",
-                  "grader/cli.py", "handout.md", "README.md", "Makefile", "pyproject.toml", "conftest.py"):
+                  "grader/cli.py", "grader/grading.py", "grader/harness/worker.py", "handout.md", "README.md",
+                  "Makefile", "pyproject.toml", "conftest.py"):
         assert (built / entry).is_file(), f"{entry} is missing from the release"
     for withheld in release.WITHHELD:
         assert not (built / withheld).exists(), f"{withheld} must not be in the release"
