@@ -20,7 +20,8 @@ from pathlib import Path
 from grader import cluster, registry
 from grader.grading import Graded, printable, write_atomically
 from grader.harness.sandbox import Layers
-from grader.messages import GRADER_FAILED
+from grader.matches import Matches
+from grader.messages import GRADER_FAILED, UNREADABLE
 from grader.runner import Limits
 from grader.scoring import BehaviourScore, ProblemScore, TestScore, results_json, table
 from grader.submission import SubmissionError
@@ -222,12 +223,13 @@ def _write(submission: Path, where: Path, result: dict, content: str, official: 
 
 
 def _graded_from(submission: Path, record: dict) -> Graded:
+    found = record.get("fingerprints")
     return Graded(submission, scores_from(record["scores"]), "", record["status"], record["seconds"],
-                  record.get("fingerprints"), frozenset(record.get("untouched", [])))
+                  found and Matches.from_data(found), frozenset(record.get("untouched", [])))
 
 
 def _unreadable(submission: Path, where: Path, why: str) -> Graded:
-    text = table([], [f"The submission could not be read: {why}"], frozenset(), [])
+    text = table([], [UNREADABLE.format(why=why)], frozenset(), [])
     write_atomically(where / "results.json", json.dumps(results_json([], seconds=0.0, output=text), indent=1))
     return Graded(submission, [], text, "unreadable", 0.0)
 

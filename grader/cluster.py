@@ -249,8 +249,9 @@ def grade_task(job: dict) -> str:
                                       shared, share, operator=operator)
         # the student reads the submission's name, not this worker's temporary folder
         results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
+    found = graded.fingerprints and graded.fingerprints.data()
     return json.dumps({"name": job["name"], "status": graded.status, "seconds": graded.seconds,
-                       "scores": [asdict(p) for p in graded.scores], "fingerprints": graded.fingerprints,
+                       "scores": [asdict(p) for p in graded.scores], "fingerprints": found,
                        "untouched": sorted(graded.untouched),
                        "results": results, "operator": operator, "worker": address}, default=str)
 

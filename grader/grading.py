@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader import copycheck, has_reference, messages, registry, scoring
 from grader.harness.sandbox import Layers, Sandbox
+from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import grading_seed
@@ -37,7 +38,7 @@ class Graded:
     text: str
     status: str
     seconds: float
-    fingerprints: dict | None = None  # grader/compare.py's fingerprint result, where they ran
+    fingerprints: Matches | None = None  # the catalogued mistakes its functions match, where they ran
     untouched: frozenset[str] = frozenset()  # problems left as the stub (scoring.not_started): not started
 
 
@@ -115,10 +116,10 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
             elif fingerprints is not None:
                 found = _fingerprint(fingerprints, submission, scores, untouched | set(broken), limits, start)
-                operator += [f"fingerprints: {found['error']}"] * bool(found["error"])
-                evidence += [f"[fingerprints] {line}" for line in found["review"]]
-                operator += ["flagged for review while fingerprinted: " + line for line in found["review"]]
-                if found["review"] and status == "ok":
+                operator += [f"fingerprints: {found.error}"] * bool(found.error)
+                evidence += [f"[fingerprints] {line}" for line in found.review]
+                operator += ["flagged for review while fingerprinted: " + line for line in found.review]
+                if found.review and status == "ok":
                     status = "review"
                     notes.append(messages.REVIEW)
     except SubmissionError as exc:
@@ -176,10 +177,10 @@ def printable(text: str) -> str:
 
 def _ran(found: dict | None) -> dict | None:
     """For course staff (results.json's extra_data): what the fingerprints ran, where they ran something."""
-    if not found or not (found["ran"] or found["error"]):
+    if not found or not (found.ran or found.error):
         return None
-    return {"problems": found["ran"], "seconds": round(found["seconds"], 1), "timed_out": found["timed_out"],
-            "error": bool(found["error"])}
+    return {"problems": found.ran, "seconds": round(found.seconds, 1), "timed_out": found.timed_out,
+            "error": bool(found.error)}
 
 
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all

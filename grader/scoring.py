@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, field
 
 from grader import registry
+from grader.matches import Matches
 from grader.runner import RunResult
 
 MESSAGE_LINES = 14
@@ -106,22 +107,22 @@ class KnownMistake:
                    for name in self.names)
 
 
-def known_mistakes(fingerprints: dict | None) -> list[KnownMistake]:
+def known_mistakes(fingerprints: Matches | None) -> list[KnownMistake]:
     """The functions that differ from the reference and match a catalogued mistake, from a fingerprint result:
     one per function, its entries (inputs of several kinds) together."""
     if not fingerprints:
         return []
     groups: dict[tuple, list[str]] = {}
-    for key, found in sorted(fingerprints["functions"].items()):
-        groups.setdefault((key.split(".", 1)[0], tuple(found["names"])), []).append(key)
+    for key, found in sorted(fingerprints.functions.items()):
+        groups.setdefault((key.split(".", 1)[0], tuple(found.names)), []).append(key)
     known = []
     for (problem, names), keys in groups.items():
-        entries = [fingerprints["functions"][k] for k in keys]
-        matched = [k for k, found in zip(keys, entries, strict=True) if not found["agree"] and found["matches"]]
+        entries = [fingerprints.functions[k] for k in keys]
+        matched = [k for k, found in zip(keys, entries, strict=True) if not found.agree and found.matches]
         if matched:
-            mistakes = {i: d for k in matched for i, d in fingerprints["descriptions"][k].items()}
+            mistakes = {i: d for k in matched for i, d in fingerprints.descriptions[k].items()}
             function = f"{problem}.{names[0]}" if len(names) == 1 else matched[0]
-            known.append(KnownMistake(function, names, mistakes, sum(found["of"] for found in entries)))
+            known.append(KnownMistake(function, names, mistakes, sum(found.of for found in entries)))
     return known
 
 
