@@ -1,4 +1,4 @@
 """pytest loads this file first, from the project root: it brings in the test suite's options and
-fixtures (`--impl`, `--isolated`, `impl`, `ref`; see tests/plugin.py) before the command line is parsed."""
+fixtures (`--impl`, `--isolated`, `impl`, `ref`; see grader/harness/plugin.py) before the command line is parsed."""
 
-pytest_plugins = ["tests.plugin"]
+pytest_plugins = ["grader.harness.plugin"]

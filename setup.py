@@ -9,7 +9,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-TREE = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")  # grader.submission.OFFICIAL_ENTRIES
+TREE = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")  # grader/harness/boundary.py WORKSPACE
 LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", "meta")  # meta: tests/meta, the repository's own checks
 
 

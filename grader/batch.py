@@ -18,9 +18,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from grader import cluster, registry
-from grader.cli import GRADER_FAILED, Graded, _printable, write_atomically
+from grader.grading import Graded, printable, write_atomically
+from grader.harness.sandbox import Layers
+from grader.matches import Matches
+from grader.messages import GRADER_FAILED, UNREADABLE
 from grader.runner import Limits
-from grader.sandbox import Layers
 from grader.scoring import BehaviourScore, ProblemScore, TestScore, results_json, table
 from grader.submission import SubmissionError
 
@@ -133,7 +135,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         run.engine = engine.where
         engine.check_workers(base)
         if todo and fingerprints and scheduler is None:
-            from grader.cli import fingerprinter
+            from grader.grading import fingerprinter
 
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
@@ -207,7 +209,7 @@ def _result(future) -> dict:
 def _write(submission: Path, where: Path, result: dict, content: str, official: str, options: dict):
     """Write one task's results.json (a set-aside one where it has none) and return its Graded and record."""
     for line in result["operator"]:
-        print(f"resource-grader [{submission.name}]: {_printable(line)}", file=sys.stderr)
+        print(f"resource-grader [{submission.name}]: {printable(line)}", file=sys.stderr)
     text = result["results"]
     if text is None:
         text = json.dumps(results_json([], seconds=0.0, output=table([], [GRADER_FAILED], frozenset(), [])), indent=1)
@@ -221,12 +223,13 @@ def _write(submission: Path, where: Path, result: dict, content: str, official: 
 
 
 def _graded_from(submission: Path, record: dict) -> Graded:
+    found = record.get("fingerprints")
     return Graded(submission, scores_from(record["scores"]), "", record["status"], record["seconds"],
-                  record.get("fingerprints"), frozenset(record.get("untouched", [])))
+                  found and Matches.from_data(found), frozenset(record.get("untouched", [])))
 
 
 def _unreadable(submission: Path, where: Path, why: str) -> Graded:
-    text = table([], [f"The submission could not be read: {why}"], frozenset(), [])
+    text = table([], [UNREADABLE.format(why=why)], frozenset(), [])
     write_atomically(where / "results.json", json.dumps(results_json([], seconds=0.0, output=text), indent=1))
     return Graded(submission, [], text, "unreadable", 0.0)
 

@@ -131,9 +131,9 @@ class Peak:
     by_process: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> the largest (PSS, RSS)
 
 
-KINDS = [("tests.seam.worker", "worker (the submission's code)"), ("pytest", "test process (pytest)"),
+KINDS = [("grader.harness.worker", "worker (the submission's code)"), ("pytest", "test process (pytest)"),
          ("grader", "grader")]
-WRAPPERS = ("bwrap", "setpriv", "prlimit")  # grader/sandbox.py's, whose command lines hold the worker's
+WRAPPERS = ("bwrap", "setpriv", "prlimit")  # grader/harness/sandbox.py's, whose command lines hold the worker's
 
 
 def _kind(pid: int) -> str | None:

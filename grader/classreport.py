@@ -16,16 +16,18 @@ Only submissions with a score (status ok or review) count; the others are listed
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.matches import Matches
+
 SCORED = ("ok", "review")
 SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
 
 
 @dataclass
 class Fingerprints:
-    """The catalogued mistakes the class matches: per submission name, compare.fingerprint's result; the
+    """The catalogued mistakes the class matches: per submission name, what its fingerprints found; the
     descriptions, "problem.function" -> {mistake id: description}. `skipped`: why there are none."""
 
-    per_submission: dict[str, dict] = field(default_factory=dict)
+    per_submission: dict[str, Matches] = field(default_factory=dict)
     descriptions: dict[str, dict[str, str]] = field(default_factory=dict)
     skipped: str | None = None
 
@@ -122,21 +124,21 @@ def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
     reference, "unexplained": of those, how many match no mistake, "mistakes": {id: count}}."""
     counts: dict[str, dict] = {}
     for result in fingerprints.per_submission.values():
-        if result.get("error"):
+        if result.error:
             continue
-        for function, found in result["functions"].items():
+        for function, found in result.functions.items():
             c = counts.setdefault(function, {"of": 0, "differ": 0, "unexplained": 0, "mistakes": {}})
             c["of"] += 1
-            if not found["agree"]:
+            if not found.agree:
                 c["differ"] += 1
-                c["unexplained"] += not found["matches"]
-            for mistake in found["matches"]:
+                c["unexplained"] += not found.matches
+            for mistake in found.matches:
                 c["mistakes"][mistake] = c["mistakes"].get(mistake, 0) + 1
     return counts
 
 
 def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None) -> Path:
-    """Write OUT/report.md and its PNGs for `graded` (cli.Graded, one per submission) on `problems` (the
+    """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
     registry's Problem objects graded in this batch), and how it ran (`run`); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",
@@ -190,8 +192,8 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
              "(tests/mistakes/ names what they match); a problem it passed counts as agreeing with the reference, "
              "and a function counts the submissions that had started its problem. Problems left as the stub are "
              "not compared, nor submissions whose grading reached its time limit.", ""]
-    failed = {name: r["error"] for name, r in fingerprints.per_submission.items() if r.get("error")}
-    timed_out = sorted(name for name, r in fingerprints.per_submission.items() if r.get("timed_out"))
+    failed = {name: r.error for name, r in fingerprints.per_submission.items() if r.error}
+    timed_out = sorted(name for name, r in fingerprints.per_submission.items() if r.timed_out)
     counts = mistake_counts(fingerprints)
     any_found = False
     for function in sorted(counts):
@@ -208,7 +210,7 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
                          "differ from the reference and match no catalogued mistake")
     if not any_found:
         lines.append("Every compared function agrees with the reference.")
-    seconds = [r["seconds"] for r in fingerprints.per_submission.values()]
+    seconds = [r.seconds for r in fingerprints.per_submission.values()]
     if seconds:
         lines += ["", f"Fingerprints took {sum(seconds) / len(seconds):.1f} s per submission on average "
                       f"(at most {max(seconds):.1f} s; a problem passed is not run again)."]

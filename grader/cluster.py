@@ -37,10 +37,11 @@ from importlib import metadata
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT
-from grader.submission import MAX_FILE_BYTES, OFFICIAL_ENTRIES, SubmissionError
+from grader.harness.boundary import WORKSPACE
+from grader.submission import MAX_FILE_BYTES, SubmissionError
 
 TOPIC = "resource-grader-start"
-HASHED = (*OFFICIAL_ENTRIES, "grader")  # what decides a grade: the official tree and the grader ...
+HASHED = (*WORKSPACE, "grader")  # what decides a grade: the official tree and the grader ...
 NOT_HASHED = ("tests/meta", "tests/benchmarks")  # ... but not the project's own tests, which grading never runs
 # The pinned packages a grade depends on (their versions enter the hash; pyproject.toml pins them).
 VERSIONED = ("torch", "einops", "jaxtyping", "beartype", "hypothesis", "pytest", "pytest-timeout", "numpy")
@@ -110,8 +111,8 @@ _fingerprinters_lock = threading.Lock()
 def fingerprinter_for(problems: list[str], mode: str, limits, build=None):
     """This process's Fingerprinter for (problems, sandbox mode, limits): built once (the catalogue's answers, up
     front) and shared by the gradings of this process; `build` builds it (the coordinator's, in-process)."""
-    from grader import sandbox
-    from grader.cli import fingerprinter
+    from grader.grading import fingerprinter
+    from grader.harness import sandbox
 
     key = (tuple(problems), mode, tuple(asdict(limits).values()))
     with _fingerprinters_lock:
@@ -127,7 +128,7 @@ def fingerprinter_for(problems: list[str], mode: str, limits, build=None):
 
 def identity(secret_file: str | None = None) -> dict:
     """What a worker says about itself: its official hash, its secret's check (None: no secret), its sandbox."""
-    from grader import sandbox
+    from grader.harness import sandbox
     from grader.seed import SecretError, course_secret
 
     try:
@@ -139,7 +140,7 @@ def identity(secret_file: str | None = None) -> dict:
 
 def refusal(job: dict, address: str) -> str | None:
     """Why this worker must not grade `job`, or None."""
-    from grader import sandbox
+    from grader.harness import sandbox
 
     if job["official"] != official_hash():
         return (f"worker {address} has another official tree or grader (hash {official_hash()[:12]}, the "
@@ -213,13 +214,13 @@ def cpu_share(shares: int | None):
 
 
 def grade_task(job: dict) -> str:
-    """Grade one packed submission on this worker (grader.cli.grade_submission, in its sandbox, within its
+    """Grade one packed submission on this worker (grader.grading.grade_submission, in its sandbox, within its
     limits) and return, as JSON: name, status, seconds, scores (the ProblemScore data), fingerprints, results
     (results.json's text), operator (the grader's lines for the operator), worker, or only `refused` and worker.
     `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
     secret_file, batch (an id for the start events)."""
-    from grader import sandbox
-    from grader.cli import grade_submission
+    from grader.grading import grade_submission
+    from grader.harness import sandbox
     from grader.runner import Limits
     from grader.seed import course_secret
 
@@ -248,8 +249,9 @@ def grade_task(job: dict) -> str:
                                       shared, share, operator=operator)
         # the student reads the submission's name, not this worker's temporary folder
         results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
+    found = graded.fingerprints and graded.fingerprints.data()
     return json.dumps({"name": job["name"], "status": graded.status, "seconds": graded.seconds,
-                       "scores": [asdict(p) for p in graded.scores], "fingerprints": graded.fingerprints,
+                       "scores": [asdict(p) for p in graded.scores], "fingerprints": found,
                        "untouched": sorted(graded.untouched),
                        "results": results, "operator": operator, "worker": address}, default=str)
 
@@ -388,7 +390,7 @@ def non_root_doctor() -> str:
     import shutil
     import subprocess
 
-    from grader import sandbox
+    from grader.harness import sandbox
 
     lines = ["", "On a node where the grader is not root (a Slurm job, a pod without privileges):",
              "  limits      on   (rlimits need no privilege)",

@@ -19,6 +19,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from grader.matches import FunctionMatch, Matches
+
 EXAMPLES = 20  # the default number of inputs per function
 CATALOGUE_MODULES = r"tests\.mistakes\."  # where the warnings of the catalogue's functions are raised
 NOT_STARTED = ("not started: every function of its module only raises NotImplementedError (the stub), "
@@ -180,7 +182,7 @@ class Comparer:
     def __init__(self, problems: list[str], functions: list[str] | None = None, examples: int = EXAMPLES):
         _prepare()
         from grader import compare_inputs
-        from tests.seam.local import LocalPackage
+        from grader.harness.local import LocalPackage
 
         self.reference = LocalPackage("reference")
         self.problems = problems
@@ -208,7 +210,7 @@ class Comparer:
     def mistake_answers(self, mistake, problem: str, entry) -> list:
         key = (mistake.problem, mistake.id, entry.key)
         if key not in self._mistake_answers:
-            from tests.seam.local import LocalPackage
+            from grader.harness.local import LocalPackage
 
             package = LocalPackage("reference", {f"{problem}.{n}": v for n, v in mistake.replaces.items()})
             self._mistake_answers[key] = [call(package, problem, entry, *x) for x in self.inputs[(problem, entry.key)]]
@@ -321,7 +323,8 @@ def add_parser(commands) -> None:
 
 
 def run(options) -> int:
-    from grader import has_reference, registry, sandbox
+    from grader import has_reference, registry
+    from grader.harness import sandbox
     from grader.scoring import not_started
     from grader.submission import SubmissionError, build_workspace
 
@@ -351,7 +354,7 @@ def run(options) -> int:
             report = {"examples": comparer.examples, "problems": [], "review": []}
             if started:
                 box.expose(workspace.root)
-                from tests.seam.client import IsolatedPackage
+                from grader.harness.client import IsolatedPackage
 
                 package = IsolatedPackage("assignment", workspace.root, call_timeout=options.call_timeout,
                                           memory_limit_mb=options.memory_mb, sandbox=sandbox.Spec.load(box.spec()))
@@ -428,12 +431,6 @@ def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:
     return comparer
 
 
-def no_fingerprints(**fields) -> dict:
-    """A fingerprint result with nothing found (`fields` replace its defaults)."""
-    return {"functions": {}, "descriptions": {}, "problems": [], "ran": [], "error": None, "review": [],
-            "timed_out": False, "seconds": 0.0, **fields}
-
-
 def _without_contradictions(functions: list[dict]) -> None:
     """Keep a function's match only where none of its entries (inputs of several kinds) contradicts it: on
     each entry the student's answers are the mistake's, or the reference's where the mistake answers as the
@@ -449,37 +446,31 @@ def _without_contradictions(functions: list[dict]) -> None:
 
 
 def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: list[str] = (),
-                call_seconds: float, memory_mb: int, seconds: float) -> dict:
+                call_seconds: float, memory_mb: int, seconds: float) -> Matches:
     """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
     output and the class report): its functions of `problems` run as `compare` runs them (the seam's worker,
     in the sandbox of `layers`, each call within `call_seconds` and the worker within `memory_mb`), all of
     it within `seconds`, each function until no mistake can match it; those of `agreed` (problems whose
     every test passed) are not run and count as agreeing with the reference. Problems the comparer has no
-    inputs for are left out. Never raises: what went wrong is in "error".
-
-    "functions": "problem.function" -> {"agree": whether every input compared equalled the reference's,
-    "names": the public names it calls, "matches": the ids of the mistakes equal to it on every input, "of":
-    the inputs compared};
-    "descriptions": "problem.function" -> {id: description} of the matches; "ran": the problems run."""
+    inputs for are left out. Never raises: what went wrong is in its `error`."""
     import time
     import traceback
 
-    from grader import sandbox
+    from grader.harness import sandbox
     from grader.submission import SubmissionError, build_workspace
 
     start = time.monotonic()
     run = [p for p in problems if p in comparer.problems]
-    result = no_fingerprints(problems=run + [p for p in agreed if p in comparer.problems], ran=run)
+    result = Matches(problems=run + [p for p in agreed if p in comparer.problems], ran=run)
     for problem in agreed:
         for entry in comparer.entries.get(problem, []):
-            result["functions"][f"{problem}.{entry.key}"] = {"agree": True, "names": list(entry.names),
-                                                             "matches": [], "of": 0}
+            result.functions[f"{problem}.{entry.key}"] = FunctionMatch(True, list(entry.names), [], 0)
     try:
         if run:
             with sandbox.Sandbox(layers, seconds) as box:
                 workspace = build_workspace(submission, box.private)
                 box.expose(workspace.root)
-                from tests.seam.client import IsolatedPackage
+                from grader.harness.client import IsolatedPackage
 
                 package = IsolatedPackage("assignment", workspace.root, call_timeout=call_seconds,
                                           memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()))
@@ -488,27 +479,27 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
                     report = comparer.compare(limited, run, until_unmatched=True)
                 finally:
                     package.close()
-            result["timed_out"] = limited.expired
-            result["review"] = report["review"]
+            result.timed_out = limited.expired
+            result.review = report["review"]
             for problem in report["problems"]:
                 _without_contradictions([f for f in problem["functions"] if f["comparable"]])
                 for f in problem["functions"]:
                     if f["comparable"]:
                         name = f"{problem['problem']}.{f['function']}"
-                        result["functions"][name] = {"agree": f["agree"] == f["of"], "names": f["names"],
-                                                     "matches": [m["id"] for m in f["matches"]], "of": f["of"]}
+                        result.functions[name] = FunctionMatch(f["agree"] == f["of"], f["names"],
+                                                               [m["id"] for m in f["matches"]], f["of"])
                         if f["matches"]:
-                            result["descriptions"][name] = {m["id"]: m["description"] for m in f["matches"]}
+                            result.descriptions[name] = {m["id"]: m["description"] for m in f["matches"]}
     except SubmissionError as exc:
-        result["error"] = f"unreadable: {exc}"
+        result.error = f"unreadable: {exc}"
     except Exception:  # noqa: BLE001 - a fingerprint's failure never stops a grading or a batch
-        result["error"] = traceback.format_exc()
-    result["seconds"] = time.monotonic() - start
+        result.error = traceback.format_exc()
+    result.seconds = time.monotonic() - start
     return result
 
 
 class Fingerprinter:
-    """What grading calls (grader/cli.py) to fingerprint one graded submission: `fingerprint` with the limits
+    """What grading calls (grader/grading.py) to fingerprint one graded submission: `fingerprint` with the limits
     of the grading. With `up_front` (batch) every catalogued answer of `problems` is computed now, once, for
     the threads to share; otherwise (grade) on the first call that has something to run, for the problems it
     is asked about: a grading that fingerprints nothing never imports torch in the grader's process."""
@@ -522,19 +513,19 @@ class Fingerprinter:
     def descriptions(self) -> dict:
         return mistake_descriptions(self.shared) if self.shared else {}
 
-    def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float) -> dict:
+    def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float) -> Matches:
         run = [p for p in problems if p in self.problems]
         try:
             comparer = self.shared
             if comparer is None:
                 run = [p for p in run if p in compare_inputs_problems()]
                 if not run:
-                    return no_fingerprints()
+                    return Matches()
                 comparer = Comparer(run)
         except Exception:  # noqa: BLE001 - the grade stands without its fingerprints
             import traceback
 
-            return no_fingerprints(error=traceback.format_exc())
+            return Matches(error=traceback.format_exc())
         return fingerprint(comparer, submission, self.layers, problems=run, agreed=agreed,
                            call_seconds=self.limits.call_seconds, memory_mb=self.limits.worker_memory_mb,
                            seconds=seconds)

@@ -17,7 +17,7 @@ MOSS (Schleimer, Wilkerson, Aiken, "Winnowing: local algorithms for document fin
 A module's fingerprints that also occur in its untouched stub (the given signatures and code) are not counted.
 A module is a copy of a source when at least MIN_MATCHED of its remaining fingerprints are k-grams of the
 source, and they are MIN_SHARE of them or one run of MIN_RUN in the same order on both sides (a part copied into
-code of the student's own). The sources: the oracles of its problem (tests/registry.py's ORACLES, every
+code of the student's own). The sources: the oracles of its problem (grader/registry.py's ORACLES, every
 file of a package, read from the installed packages without importing them) taken together, or the
 reference's module of its problem (skipped where there is none: the student release). The evidence names the
 source files and the line ranges that match on both sides, for course staff (results.json's extra_data).

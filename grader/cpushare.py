@@ -9,7 +9,7 @@ In order of preference, where the grader may use it:
   cgroup's files, so a worker cannot leave its group);
 - affinity: the grading's processes pinned to `cpus` cores of their own (round-robin where there are more
   gradings than cores). A process may widen its own affinity again, so this one is a fairness measure, not
-  a wall: the time limits count each worker's own CPU time (tests/seam/client.py), so a grade does not
+  a wall: the time limits count each worker's own CPU time (grader/harness/client.py), so a grade does not
   depend on it.
 """
 

@@ -34,12 +34,12 @@ import zipfile
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, has_reference
+from grader.harness import boundary
 
 KIT = Path(__file__).resolve().parent / "kit"
 ROOT_ENV, DEFAULT_ROOT = "RA_AUTOGRADER_ROOT", "/autograder"
 SECRET_NAME = "grading-secret"
-PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
-UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/samples")  # grading needs none of them
+PACKAGED, UNPACKAGED = boundary.PACKAGED, boundary.UNPACKAGED
 JUNK_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 SCRIPTS = ("setup.sh", "run_autograder")
 TORCH_PIN = "{torch_pin}"  # in kit/setup.sh

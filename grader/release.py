@@ -3,9 +3,10 @@
 What it holds, copied from the official tree (RELEASED, less WITHHELD):
 
     assignment/    the stubs and the given code
-    tests/         every test module, strategies, scenarios, the seam; the differential tests stay and skip
+    tests/         every test module, strategies, scenarios; the differential tests stay and skip
                    with their message ("needs the reference solution ..."); the grader leaves them out
-    grader/        `resource-grader grade` for self-checks (local tests, public inputs) and `doctor`
+    grader/        `resource-grader grade` for self-checks (local tests, public inputs) and `doctor`; the
+                   harness (grader/harness/), which the tests run through
     handout.md, conftest.py
     README.md, Makefile, .gitignore      the students' own (grader/kit/)
     pyproject.toml the official one without the reference package and the staff's package data
@@ -33,13 +34,11 @@ import sys
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT
+from grader.harness import boundary
 
 KIT = Path(__file__).resolve().parent / "kit"
-RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
-WITHHELD = ("reference", "tests/mistakes", "tests/meta", "tests/benchmarks", "grader/bench.py", "grader/samples",
-            "grader/release.py", "grader/gradescope.py", "grader/kit", "grader/compare.py", "grader/compare_inputs.py")
-WITHHELD_MODULES = ("reference", "tests.mistakes", "tests.meta", "tests.benchmarks", "grader.bench",
-                    "grader.samples", "grader.release", "grader.gradescope", "grader.compare", "grader.compare_inputs")
+RELEASED, WITHHELD = boundary.RELEASED, boundary.WITHHELD
+WITHHELD_MODULES = tuple(map(boundary.module_of, WITHHELD))
 STUDENT_FILES = {"README.md": "student_README.md", "Makefile": "student.mk", ".gitignore": "student.gitignore"}
 SOLVED = ("reference", "tests/mistakes")  # the folders whose functions must not appear in the release
 JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
@@ -47,7 +46,8 @@ JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothe
 # The official pyproject.toml, edited: each (old, new) must match exactly once, so that a change of the
 # official file that this does not know about stops the release instead of shipping something unchecked.
 PYPROJECT_EDITS = (
-    ('packages = ["assignment", "reference", "grader"]', 'packages = ["assignment", "grader"]'),
+    ('packages = ["assignment", "reference", "grader", "grader.harness"]',
+     'packages = ["assignment", "grader", "grader.harness"]'),
     ('grader = ["samples/*/*.py", "kit/*"]', 'grader = []'),
 )
 

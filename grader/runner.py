@@ -13,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.seam.cputime import WALL_FACTOR
+from grader.harness import boundary
+from grader.harness.cputime import WALL_FACTOR
 
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
@@ -26,7 +27,7 @@ MARGIN = 60.0  # for what comes before and after the run: the interpreter's star
 @dataclass
 class Limits:
     """The limits of one grading. A test's and a call's limits are seconds of the worker's own CPU time (its
-    whole process tree: tests/seam/client.py), each with a wall-clock backstop WALL_FACTOR times larger; the
+    whole process tree: grader/harness/client.py), each with a wall-clock backstop WALL_FACTOR times larger; the
     submission's is wall-clock time, the run stopped there and what was graded kept."""
 
     submission_seconds: float = GRADESCOPE_TIMEOUT - MARGIN  # the whole run
@@ -53,7 +54,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
               sandbox: Path | None = None, seed: int | None = None, seconds: float | None = None,
               cpu_share=None, on_problem=None) -> RunResult:
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
-    that `sandbox`, a grader.sandbox spec file, describes), every generated test seeded from `seed` (None:
+    that `sandbox`, a grader.harness.sandbox spec file, describes), every generated test seeded from `seed` (None:
     the profile's fixed inputs), for at most `seconds` (default: the submission's limit): then every process
     of the run is killed and the report read as it is. With `cpu_share` (grader/cpushare.py) the run and its
     worker get that share of the CPUs. With `on_problem`, it is called as `on_problem(problem, collected,
@@ -73,7 +74,8 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
         options += ["-m", markers]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
     # the options travel in the environment, which only this user can read, not on the command line
-    env.update(PYTHONPATH=str(workspace), PYTHONDONTWRITEBYTECODE="1", PYTEST_ADDOPTS=shlex.join(options))
+    env.update(PYTHONPATH=boundary.python_path(workspace), PYTHONDONTWRITEBYTECODE="1",
+               PYTEST_ADDOPTS=shlex.join(options))
     result = RunResult()
     start = time.monotonic()
     deadline = start + (limits.submission_seconds if seconds is None else max(seconds, 1))
@@ -112,7 +114,7 @@ LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
 
 
 class Progress:
-    """The report read as the run writes it (tests/report.py flushes a line per finished test):
+    """The report read as the run writes it (grader/harness/report.py flushes a line per finished test):
     `on_problem(problem, collected, records)` is called once, as soon as every collected test of that problem
     has its record. For showing progress only: `read_report` alone decides what the run's results are."""
 

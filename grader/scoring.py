@@ -1,6 +1,6 @@
 """Scores from test outcomes, the terminal table, and Gradescope's results.json.
 
-The rule (stated in the handout, the weights in tests/registry.py): a problem's points go to its behaviours,
+The rule (stated in the handout, the weights in grader/registry.py): a problem's points go to its behaviours,
 each worth its weight; a behaviour's points are split equally among its test functions, and a function's share
 equally among its pytest items, each earned when the item passes. Where some behaviours of a problem did not
 run at all (the student release leaves out the differential tests), the weights of those that ran are scaled
@@ -14,11 +14,12 @@ import threading
 from dataclasses import dataclass, field
 
 from grader import registry
+from grader.matches import Matches
 from grader.runner import RunResult
 
 MESSAGE_LINES = 14
 BEHAVIOUR_OUTPUT_LINES = 40
-UNWEIGHTED = "unweighted tests (worth nothing: course staff, see tests/registry.py)"
+UNWEIGHTED = "unweighted tests (worth nothing: course staff, see grader/registry.py)"
 
 
 @dataclass
@@ -106,22 +107,22 @@ class KnownMistake:
                    for name in self.names)
 
 
-def known_mistakes(fingerprints: dict | None) -> list[KnownMistake]:
+def known_mistakes(fingerprints: Matches | None) -> list[KnownMistake]:
     """The functions that differ from the reference and match a catalogued mistake, from a fingerprint result:
     one per function, its entries (inputs of several kinds) together."""
     if not fingerprints:
         return []
     groups: dict[tuple, list[str]] = {}
-    for key, found in sorted(fingerprints["functions"].items()):
-        groups.setdefault((key.split(".", 1)[0], tuple(found["names"])), []).append(key)
+    for key, found in sorted(fingerprints.functions.items()):
+        groups.setdefault((key.split(".", 1)[0], tuple(found.names)), []).append(key)
     known = []
     for (problem, names), keys in groups.items():
-        entries = [fingerprints["functions"][k] for k in keys]
-        matched = [k for k, found in zip(keys, entries, strict=True) if not found["agree"] and found["matches"]]
+        entries = [fingerprints.functions[k] for k in keys]
+        matched = [k for k, found in zip(keys, entries, strict=True) if not found.agree and found.matches]
         if matched:
-            mistakes = {i: d for k in matched for i, d in fingerprints["descriptions"][k].items()}
+            mistakes = {i: d for k in matched for i, d in fingerprints.descriptions[k].items()}
             function = f"{problem}.{names[0]}" if len(names) == 1 else matched[0]
-            known.append(KnownMistake(function, names, mistakes, sum(found["of"] for found in entries)))
+            known.append(KnownMistake(function, names, mistakes, sum(found.of for found in entries)))
     return known
 
 
@@ -190,8 +191,8 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
 AST_LOCK = threading.Lock()
 
 
-WORKER_NOTE = "[raised in the grading worker"  # tests/seam/client.py: an exception of the code under test
-# What a test raises about the code under test: its checks, the worker's limits and replies (tests/seam),
+WORKER_NOTE = "[raised in the grading worker"  # grader/harness/client.py: an exception of the code under test
+# What a test raises about the code under test: its checks, the worker's limits and replies (grader/harness),
 # pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
 # outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
 # as the student's.

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from grader import OFFICIAL_ROOT, registry
+from grader.harness import boundary
 
 MAX_FILE_BYTES = 1_000_000
-OFFICIAL_ENTRIES = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
 OPTIONAL_ENTRIES = ("reference",)  # absent from the student release, whose grader runs the local tests only
 
 
@@ -75,7 +75,7 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
     submission = Path(submission)
     if not submission.exists():
         raise SubmissionError(f"no such submission: {submission}")
-    for entry in OFFICIAL_ENTRIES:
+    for entry in boundary.WORKSPACE:
         source = OFFICIAL_ROOT / entry
         if entry in OPTIONAL_ENTRIES and not source.exists():
             continue

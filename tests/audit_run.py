@@ -5,7 +5,7 @@ business, so an audit compares the code under test with itself (the oracle usabl
 with the oracle's answer, and names the call that differed or raised.
 """
 
-SEAM_MODULE = "tests.seam"  # the worker's own failures (died, timed out): not an answer of the code under test
+SEAM_MODULE = "grader.harness"  # the worker's own failures (died, timed out): not an answer of the code under test
 
 
 def run_without(impl, scenario, *args, what: str, oracle: str, hint: str):

@@ -3,11 +3,6 @@ what is usually wrong."""
 
 import math
 
-# Added to a run-time type check's failure (jaxtyping with beartype; see the handout's Setup).
-TYPE_CHECK_HINT = ("hint: every annotation in your module is checked whenever one of its functions is called, by "
-                   "the tests or by your own code (scalars too: a float is not an int, and an int is not a float "
-                   "unless the annotation says int | float); keep the stubs' annotations and pass what they say")
-
 
 def call_text(name: str, *args, **kwargs) -> str:
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]

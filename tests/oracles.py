@@ -2,8 +2,8 @@
 
 Each function runs an oracle (torch's FLOP counter, torch's AdamW, torch.utils.checkpoint) on the same
 seeded workload that a scenario (tests/scenarios/) runs beside the code under test. This module is not in
-the worker's tree (grader/sandbox.py: WORKER_FILES) and nothing the worker imports refers to it: the worker
-has no oracle in it (tests/seam/absent.py), so no scenario can be made to run one for the code under test.
+the worker's tree (grader/harness/boundary.py: WORKER) and nothing the worker imports refers to it: the worker
+has no oracle in it (grader/harness/absent.py), so no scenario can be made to run one for the code under test.
 """
 
 import torch

@@ -247,7 +247,7 @@ def test_audit_counter_does_not_use_flopcountermode(impl):
     try:
         unusable = impl.run(scenarios.count_without_oracle, spec)
     except Exception as error:
-        if type(error).__module__.startswith("tests.seam"):  # the worker died or timed out: not an answer
+        if type(error).__module__.startswith("grader.harness"):  # the worker died or timed out: not an answer
             raise
         raise AssertionError(f"{what} with torch.utils.flop_counter made unusable raised\n  "
                              f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}\n"

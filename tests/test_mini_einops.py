@@ -325,7 +325,7 @@ def test_audit_does_not_use_einops(impl):
             except NotImplementedError:
                 raise
             except Exception as error:  # the same failure unwatched: a bug, not the audit's business
-                if type(error).__module__.startswith("tests.seam"):
+                if type(error).__module__.startswith("grader.harness"):
                     raise
                 continue
             raise AssertionError(f"mini_einops.{name} on {args[-1]!r} raised {ran['error']} only while einops was "

@@ -321,7 +321,7 @@ def plain_outcome(fn, *args):
     except NotImplementedError:  # nothing to audit yet
         raise
     except Exception as error:  # a bug, not the audit's business: the same bug must happen with ops unusable
-        if type(error).__module__.startswith("tests.seam"):  # the worker died or timed out: not an answer
+        if type(error).__module__.startswith("grader.harness"):  # the worker died or timed out: not an answer
             raise
         return f"raises {type(error).__name__}"
 
@@ -345,7 +345,7 @@ def test_audit_layouts_are_computed_without_tensors(impl, chain, data):
         try:
             got = impl.run(scenarios.without_tensor_ops, [(name, args)])
         except Exception as error:
-            if type(error).__module__.startswith("tests.seam"):  # the worker died or timed out: not an answer
+            if type(error).__module__.startswith("grader.harness"):  # the worker died or timed out: not an answer
                 raise
             if f"raises {type(error).__name__}" == plain and UNUSABLE not in str(error):
                 continue  # the same error with ops usable or not: a bug, not a tensor op

@@ -12,7 +12,7 @@
 #   2. A venv in /autograder/source/.venv, readable by every user (the sandbox runs the submission's worker
 #      as a uid of its own): torch's CPU build from PyTorch's index, tried briefly, else torch from PyPI
 #      and $RA_TORCH_FIND_LINKS (a folder holding the CPU wheel: the meta-tests, an offline mirror); then
-#      the pins of pyproject.toml. bubblewrap and util-linux for the sandbox (grader/sandbox.py).
+#      the pins of pyproject.toml. bubblewrap and util-linux for the sandbox (grader/harness/sandbox.py).
 #   3. The proof: run_autograder grades the packaged reference, which must score full marks.
 # `setup.sh --check-python PYTHON` runs the interpreter check alone (tests/meta/test_gradescope.py).
 set -euo pipefail

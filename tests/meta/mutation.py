@@ -7,7 +7,7 @@
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
-the grading budget of examples is calibrated from (tests/plugin.py).
+the grading budget of examples is calibrated from (grader/harness/plugin.py).
 
 A mistake is caught when the problem's tests, without the differential ones (the student release's
 tests must catch it on their own), fail with the mistake swapped into the reference. All runs share one
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.harness.report import read_test_records
+from grader.registry import PROBLEMS
 from tests.mistakes import catalog
-from tests.registry import PROBLEMS
-from tests.report import read_test_records
 
 ROOT = Path(__file__).resolve().parents[2]
 

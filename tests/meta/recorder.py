@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from tests.seam import local
+from grader.harness import local
 
 _calls: dict[str, dict[str, object]] = {}
 

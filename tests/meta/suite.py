@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.registry import PROBLEMS
-from tests.report import read_test_records
+from grader.harness.report import read_test_records
+from grader.registry import PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[2]
 # The course secret of these tests. It is public, so it protects nothing: a course sets its own (grader/seed.py).

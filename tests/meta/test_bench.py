@@ -22,7 +22,7 @@ def _state(pid: int) -> str:
 def test_processes_are_named_by_what_they_run(tmp_path):
     wrapper = tmp_path / "bwrap"  # a program named as the sandbox's wrapper, its command line holding the worker's
     wrapper.symlink_to(sys.executable)
-    sleep = ["-c", "import time; time.sleep(30)", "-m", "tests.seam.worker"]
+    sleep = ["-c", "import time; time.sleep(30)", "-m", "grader.harness.worker"]
     worker, wrapped = subprocess.Popen([sys.executable, *sleep]), subprocess.Popen([wrapper, *sleep])
     try:
         deadline = time.monotonic() + 10  # an exec'ing process has no command line for an instant (None)

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from grader import classreport, scoring
-from grader.cli import Graded
+from grader.grading import Graded
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 

@@ -187,7 +187,7 @@ def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
     from distributed import KilledWorker
 
     from grader import batch as batch_module
-    from grader.cli import GRADER_FAILED
+    from grader.messages import GRADER_FAILED
 
     class Lost:
         def result(self):

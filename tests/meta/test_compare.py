@@ -17,10 +17,10 @@ import sys
 import pytest
 
 from grader import compare, compare_inputs
+from grader.harness.local import LocalPackage
+from grader.registry import PROBLEMS
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import catalog
-from tests.registry import PROBLEMS
-from tests.seam.local import LocalPackage
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
 

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+from grader.registry import BEHAVIOURS, BY_ID, PROBLEMS, weight_table
 from tests.meta.suite import ROOT, problems_with_tests
-from tests.registry import BEHAVIOURS, BY_ID, PROBLEMS, weight_table
 
 pytestmark = pytest.mark.meta
 
@@ -80,7 +80,8 @@ def graded_test_functions(problem: str) -> set[str]:
 
 
 def test_every_problem_has_behaviours_and_only_problems_do():
-    assert list(BEHAVIOURS) == [p.id for p in PROBLEMS], "tests/registry.py BEHAVIOURS: one entry per problem, in order"
+    assert list(BEHAVIOURS) == [p.id for p in PROBLEMS], \
+        "grader/registry.py BEHAVIOURS: one entry per problem, in order"
 
 
 @pytest.mark.parametrize("problem", problems_with_tests())
@@ -90,14 +91,14 @@ def test_every_graded_test_function_has_exactly_one_behaviour(problem):
     unweighted = sorted(graded - set(named))
     assert not unweighted, (
         f"tests/test_{problem}.py has test functions that no behaviour weighs: {unweighted}. Add each to a "
-        f"behaviour of '{problem}' in tests/registry.py BEHAVIOURS (or give it a behaviour of its own, its points "
+        f"behaviour of '{problem}' in grader/registry.py BEHAVIOURS (or give it a behaviour of its own, its points "
         f"taken from the others: they add up to the problem's {BY_ID[problem].points}), then regenerate the "
         f"problem's weight table in handout.md")
     twice = sorted(test for test, count in named.items() if count > 1)
-    assert not twice, f"'{problem}': test functions in more than one behaviour in tests/registry.py: {twice}"
+    assert not twice, f"'{problem}': test functions in more than one behaviour in grader/registry.py: {twice}"
     unknown = sorted(set(named) - graded)
     assert not unknown, (
-        f"'{problem}' behaviours in tests/registry.py name test functions that tests/test_{problem}.py does not "
+        f"'{problem}' behaviours in grader/registry.py name test functions that tests/test_{problem}.py does not "
         f"have, or GPU tests (worth nothing): {unknown}")
 
 
@@ -156,7 +157,7 @@ def missing_parts(problem: str) -> list[str]:
         ("3. the tests", f"tests/test_{problem}.py"), ("5. the catalogue of mistakes", f"tests/mistakes/{problem}.py"),
     ) if not (ROOT / path).exists()]
     if problem not in BEHAVIOURS:
-        missing.append(f"4. the weights: tests/registry.py BEHAVIOURS[{problem!r}]")
+        missing.append(f"4. the weights: grader/registry.py BEHAVIOURS[{problem!r}]")
     if (ROOT / f"tests/mistakes/{problem}.py").exists() and not catalog(problem):
         missing.append(f"5. the catalogue of mistakes: no entry in tests/mistakes/{problem}.py")
     if f"## Problem ({problem}):" not in handout:
@@ -203,13 +204,32 @@ def test_no_test_item_carries_more_than_one_and_a_half_points():
 
 
 def test_every_grading_budget_names_a_generated_test_and_gives_a_reason():
-    from tests import grading_budget
+    from grader import grading_budget
 
     generated = {name for problem in problems_with_tests()
                  for name, obj in vars(importlib.import_module(f"tests.test_{problem}")).items()
                  if name.startswith("test_") and getattr(obj, "is_hypothesis_test", False)}
     unknown = sorted(set(grading_budget.BUDGET) - generated)
-    assert not unknown, f"tests/grading_budget.py budgets tests that are not generated tests of the suite: {unknown}"
+    assert not unknown, f"grader/grading_budget.py budgets tests that are not generated tests of the suite: {unknown}"
     for name, (examples, why) in grading_budget.BUDGET.items():
         assert grading_budget.FLOOR < examples <= 60, f"{name}: a budget is over FLOOR and at most the 60 of before"
         assert len(why.split()) >= 5, f"{name}: the budget's reason, from the mutation data, is missing"
+
+
+def test_the_boundary_lists_agree():
+    # grader/harness/boundary.py is the one list; what else states a part of it must say the same
+    from grader.harness import boundary
+
+    def inside(path, folders):
+        return any(path == f or path.startswith(f + "/") for f in folders)
+
+    setup_tree = ast.literal_eval(re.search(r"^TREE = (\(.*?\))", (ROOT / "setup.py").read_text(), re.M).group(1))
+    assert setup_tree == boundary.WORKSPACE, "setup.py TREE: the wheel's copy of the tree is the grading workspace"
+    assert not [w for w in boundary.WORKER if inside(w, boundary.PRIVATE + boundary.STAFF)], \
+        "the worker sees nothing private or staff's"
+    assert set(boundary.SOLUTIONS) <= set(boundary.PRIVATE) & set(boundary.WITHHELD), \
+        "a solution is private to the grader's user and withheld from the release"
+    assert all(inside(w, boundary.WORKSPACE) or w.startswith("grader/") for w in boundary.WORKER)
+    missing = [p for p in (*boundary.PRIVATE, *boundary.STAFF, *boundary.WORKER, *boundary.RELEASED, *boundary.PACKAGED)
+               if p not in (".git", "build") and not boundary.locate(p, ROOT).exists()]
+    assert not missing, f"grader/harness/boundary.py names paths that do not exist: {missing}"

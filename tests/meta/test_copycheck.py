@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from grader import copycheck
+from grader.registry import PROBLEMS
 from grader.scoring import not_started
 from tests.meta.suite import ROOT
 from tests.mistakes import catalog, planted_source
-from tests.registry import PROBLEMS
 
 pytestmark = pytest.mark.meta
 

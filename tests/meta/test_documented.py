@@ -17,10 +17,10 @@ from collections import defaultdict
 
 import pytest
 
+from grader.harness.local import LocalPackage
 from tests.documented import DOCUMENTED_ERRORS, Call, expect_documented_error
 from tests.meta.suite import ROOT, problems_with_tests
 from tests.scenarios import documented as scenarios
-from tests.seam.local import LocalPackage
 
 pytestmark = pytest.mark.meta
 

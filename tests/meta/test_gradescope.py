@@ -22,10 +22,10 @@ import jsonschema
 import pytest
 
 from grader import gradescope
+from grader.registry import BY_ID, PROBLEMS
 from grader.scoring import GRADER_ERROR
 from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
-from tests.registry import BY_ID, PROBLEMS
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
 

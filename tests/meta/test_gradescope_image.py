@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader.harness import sandbox
+from grader.registry import PROBLEMS
 from tests.meta.suite import ROOT
 from tests.meta.test_gradescope import build, validate
-from tests.registry import PROBLEMS
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(3600)]
 

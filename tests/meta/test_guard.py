@@ -1,26 +1,25 @@
 """Issues 9.3 and 22: the audits hold while the code under test tries to delegate to the oracle, tried straight
-through a worker (no sandbox: the oracles' files are on disk, so the guard, tests/seam/guard.py, is what sees a
+through a worker (no sandbox: the oracles' files are on disk, so the guard, grader/harness/guard.py, is what sees a
 copy), problem by problem.
 
 Each attack is a function added to a problem's untouched stub, in a copy of the worker's files; the test calls
 it through the worker, as a test of that problem would, and checks that the call fails or is refused, and what
-evidence the guard sent. The oracle is absent from its problem's worker (tests/seam/absent.py): using it fails
+evidence the guard sent. The oracle is absent from its problem's worker (grader/harness/absent.py): using it fails
 with `OracleAbsent`, whoever holds it. The same routes through the whole grader and its sandbox, for flops,
 are in the hostile corpus (tests/meta/hostile/audit_*.py). An honest solution's unusual but legal habits are
 no evidence (`test_honest_habits_are_no_evidence`).
 """
 
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from grader.sandbox import WORKER_FILES
+from grader.harness import absent
+from grader.harness.boundary import copy_worker_files
+from grader.harness.client import IsolatedPackage
+from grader.registry import ORACLES
 from tests.meta.suite import ROOT
-from tests.registry import ORACLES
-from tests.seam import absent
-from tests.seam.client import IsolatedPackage
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(600)]
 
@@ -81,7 +80,7 @@ CAPTURED = {
     """,
 }
 
-ABSENT = "not available to the code under test"  # tests/seam/absent.py: the oracle is a stub in its worker
+ABSENT = "not available to the code under test"  # grader/harness/absent.py: the oracle is a stub in its worker
 SOURCE = "__import__('os').path.join(__import__('os').path.dirname(__import__('torch').__file__), 'utils', " \
          "'flop_counter.py')"  # the oracle's file by its path: the stub module has none
 
@@ -131,7 +130,7 @@ ROUTES = {
         def attack():
             import sys
             import torch.utils.flop_counter as fc
-            guard = sys.modules["tests.seam.guard"]
+            guard = sys.modules["grader.harness.guard"]
             guard.AUDITED, guard.AUDITED_PREFIXES = frozenset(), ()
             return len(open(SOURCE).read())
     """, "PermissionError", "opened torch/utils/flop_counter.py"),
@@ -216,13 +215,7 @@ ROUTES = {
 def worker_tree(tmp_path_factory) -> Path:
     """A copy of what the worker reads: the stubs and the worker's own files."""
     root = tmp_path_factory.mktemp("worker")
-    for name in WORKER_FILES:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, root / name)
+    copy_worker_files(root)
     return root
 
 
@@ -390,7 +383,7 @@ def test_honest_habits_are_no_evidence(worker_tree):
 
 
 def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
-    from tests.seam import seccomp
+    from grader.harness import seccomp
 
     if seccomp.unsupported():
         pytest.skip(f"no seccomp filter here: {seccomp.unsupported()}")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import sandbox
+from grader.harness import sandbox
+from grader.registry import BY_ID
 from grader.scoring import not_started
 from tests.meta.suite import ROOT, grader_env
-from tests.registry import BY_ID
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 

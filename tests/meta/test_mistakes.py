@@ -1,5 +1,5 @@
 """Every catalogued mistake is caught by its problem's oracle tests (tests/mistakes/), as the grader runs them:
-the `grade` profile's budgets of examples (tests/grading_budget.py), under a grading seed that is none of the
+the `grade` profile's budgets of examples (grader/grading_budget.py), under a grading seed that is none of the
 three the budgets were calibrated on."""
 
 import json
@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
+from grader.registry import PROBLEMS
 from tests.mistakes import catalog
-from tests.registry import PROBLEMS
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
 MISTAKES = [m for p in PROBLEMS for m in catalog(p.id)]
-HELD_OUT_SEED = 11  # tests/grading_budget.py was calibrated on seeds 1, 2 and 3
+HELD_OUT_SEED = 11  # grader/grading_budget.py was calibrated on seeds 1, 2 and 3
 
 
 @pytest.fixture(scope="module")

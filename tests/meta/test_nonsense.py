@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from grader import scoring
+from grader.registry import BY_ID
 from grader.runner import RunResult, read_report
 from tests.meta.suite import ROOT, problems_with_tests
 from tests.mistakes.nonsense import CORE, nonsense
-from tests.registry import BY_ID
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
 

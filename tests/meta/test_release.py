@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from grader import release
-from grader.cli import LOCAL_TESTS_ONLY
+from grader.harness.report import read_test_records
+from grader.messages import LOCAL_TESTS_ONLY
+from grader.registry import BY_ID, PROBLEMS
 from tests.meta.suite import ROOT, problems_with_tests
-from tests.registry import BY_ID, PROBLEMS
-from tests.report import read_test_records
 
 # These build a tree and run suites in subprocesses: past the per-test default of 120 s on a loaded machine.
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
@@ -89,8 +89,9 @@ def run_suite(tree: Path, python: str, tmp_path: Path) -> list[dict]:
 # -- what it holds ----------------------------------------------------------------------------------
 
 def test_the_release_holds_the_student_files_and_no_solution(built):
-    for entry in ("assignment/flops.py", "assignment/given.py", "tests/test_flops.py", "tests/plugin.py",
-                  "grader/cli.py", "handout.md", "README.md", "Makefile", "pyproject.toml", "conftest.py"):
+    for entry in ("assignment/flops.py", "assignment/given.py", "tests/test_flops.py", "grader/harness/plugin.py",
+                  "grader/cli.py", "grader/grading.py", "grader/harness/worker.py", "handout.md", "README.md",
+                  "Makefile", "pyproject.toml", "conftest.py"):
         assert (built / entry).is_file(), f"{entry} is missing from the release"
     for withheld in release.WITHHELD:
         assert not (built / withheld).exists(), f"{withheld} must not be in the release"

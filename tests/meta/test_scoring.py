@@ -9,10 +9,11 @@ import re
 import jsonschema
 import pytest
 
+from grader.matches import Matches
+from grader.registry import BY_ID, PROBLEMS
 from grader.runner import RunResult
 from grader.scoring import KNOWN_MISTAKES, UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
-from tests.registry import BY_ID, PROBLEMS
 
 pytestmark = pytest.mark.meta
 
@@ -186,7 +187,7 @@ def test_a_known_mistake_is_named_in_the_table_and_under_the_behaviours_it_expla
         "flops.mfu": {"agree": True, "names": ["mfu"], "matches": [], "of": 20},  # agrees: nothing to name
         "flops.linear_flops": {"agree": False, "names": ["linear_flops"], "matches": [], "of": 1}},  # unexplained
         "descriptions": {"flops.matmul_flops": {"macs": "counts multiply-accumulates"}}}
-    known = known_mistakes(fingerprints)
+    known = known_mistakes(Matches.from_data(fingerprints))
     assert [k.function for k in known] == ["flops.matmul_flops"]
     line = "flops.matmul_flops: on all 20 inputs tried, your answers are those of `macs`: counts multiply-accumulates"
     scores = score_run(run)
@@ -206,5 +207,5 @@ def test_a_function_with_several_kinds_of_input_is_one_known_mistake():
     entry = {"agree": False, "names": ["view_result"], "matches": ["M"], "of": 20}
     fingerprints = {"functions": {"tensors.view_result (slice)": entry, "tensors.view_result (chains)": entry},
                     "descriptions": {f"tensors.view_result ({k})": {"M": "wrong"} for k in ("slice", "chains")}}
-    (known,) = known_mistakes(fingerprints)
+    (known,) = known_mistakes(Matches.from_data(fingerprints))
     assert known.line() == "tensors.view_result: on all 40 inputs tried, your answers are those of `M`: wrong"

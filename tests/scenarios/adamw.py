@@ -173,7 +173,7 @@ class _Forbidden:
 
 def run_without_oracle(pkg, specs: list) -> list:
     """Scenario for the audit: `run_many` while torch's Adam and AdamW (classes, functional forms, fused
-    kernels) are unusable (in-process; in the grading worker they are absent, tests/seam/absent.py)."""
+    kernels) are unusable (in-process; in the grading worker they are absent, grader/harness/absent.py)."""
     import torch.optim.adam as adam_module
     import torch.optim.adamw as adamw_module
 

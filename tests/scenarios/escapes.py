@@ -4,7 +4,7 @@ The tensors and precision audits watch the code under test through a `TorchDispa
 around a mode (`torch._C._DisableTorchDispatch()`, popping the mode stack, excluding the Python dispatch
 key), and then the mode sees nothing. The dispatcher's own record (the profiler's RecordFunction events)
 still sees every op: `ops_outside_mode` names each op that ran, at top level, without reaching a
-Python dispatch mode. The profiler's off switches are in `tests/registry.py`'s ORACLES for these
+Python dispatch mode. The profiler's off switches are in `grader/registry.py`'s ORACLES for these
 problems, so the guard fails a request that turns the record off.
 """
 

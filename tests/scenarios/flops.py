@@ -176,7 +176,7 @@ class _Forbidden:
 
 def count_without_oracle(pkg, spec: dict) -> dict:
     """Scenario for the audit: `count` while torch.utils.flop_counter's public API is unusable (in-process;
-    in the grading worker the module is only a stub, tests/seam/absent.py, and this is `count`)."""
+    in the grading worker the module is only a stub, grader/harness/absent.py, and this is `count`)."""
     import torch.utils.flop_counter as oracle
 
     saved = oracle.FlopCounterMode, oracle.flop_registry

@@ -1,6 +1,6 @@
-"""The oracles are absent from the grading worker: what `ORACLES` (tests/registry.py) names for a problem is
+"""The oracles are absent from the grading worker: what `ORACLES` (grader/registry.py) names for a problem is
 neither importable nor in `sys.modules` in that problem's worker, and its files are not on its filesystem
-view (grader/sandbox.py masks them: the namespaces layer hides them, the user layer denies the sandbox's uid
+view (grader/harness/sandbox.py masks them: the namespaces layer hides them, the user layer denies the sandbox's uid
 the right to read them).
 
 A module of an oracle is found by its file, without importing anything (`locate`). In the worker a finder

@@ -1,8 +1,8 @@
 """The worker process of isolated mode: imports the package under test and answers calls over a pipe.
 
-Started by `client.Worker` as `python -m tests.seam.worker --package NAME --problem ID`: the problem's
-oracles are absent from it (tests/seam/absent.py), and before the code under test is imported the kernel's
-filter goes on (tests/seam/seccomp.py: no new process, no tracing, no other process's memory). Requests and replies are
+Started by `client.Worker` as `python -m grader.harness.worker --package NAME --problem ID`: the problem's
+oracles are absent from it (absent.py), and before the code under test is imported the kernel's filter goes on
+(seccomp.py: no new process, no tracing, no other process's memory). Requests and replies are
 framed JSON (`protocol.py`) on the original stdin/stdout; the code under test sees /dev/null as stdin
 and stderr as stdout, so what it prints cannot corrupt the protocol. Nothing here decides pass or fail:
 the test process does.
@@ -21,9 +21,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from tests.registry import ORACLES
-from tests.seam import seccomp
-from tests.seam.typecheck import is_type_check_error
+from grader.harness import seccomp
+from grader.harness.typecheck import is_type_check_error
+from grader.registry import ORACLES
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -63,24 +63,24 @@ def error_payload(exc: BaseException) -> dict:
 
 class Server:
     def __init__(self, package: str, proto_in, proto_out, scenarios: dict, guard):
-        from tests.seam.local import LocalPackage
+        from grader.harness.local import LocalPackage
 
         self.package = LocalPackage(package, on_import=self._announce_import)
         self.proto_in, self.proto_out = proto_in, proto_out
         self.scenarios = scenarios  # "module:function" -> the scenario, as imported before any student code
-        self.guard = guard  # tests/seam/guard.py
+        self.guard = guard  # grader/harness/guard.py
         self.request_id = None  # echoed in every frame sent while answering a request
 
     def _announce_import(self, module: str, phase: str) -> None:
         self.send({"event": "importing" if phase == "start" else "imported", "module": module})
 
     def send(self, message: dict) -> None:
-        from tests.seam.protocol import write_message
+        from grader.harness.protocol import write_message
 
         write_message(self.proto_out, {**message, "id": self.request_id})
 
     def handle(self, request: dict):
-        from tests.seam import codec
+        from grader.harness import codec
 
         op = request["op"]
         args = codec.decode(request.get("args", []))
@@ -98,8 +98,8 @@ class Server:
         raise ValueError(f"unknown op {op!r}")
 
     def serve(self) -> None:
-        from tests.seam import codec, heap
-        from tests.seam.protocol import read_message
+        from grader.harness import codec, heap
+        from grader.harness.protocol import read_message
 
         self.send({"event": "ready"})
         while True:
@@ -145,7 +145,7 @@ def import_scenarios() -> dict:
     import pkgutil
 
     import tests.scenarios
-    from tests.seam import codec, heap, local, protocol  # noqa: F401
+    from grader.harness import codec, heap, local, protocol  # noqa: F401
 
     scenarios = {}
     for info in pkgutil.iter_modules(tests.scenarios.__path__):
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="where the package under test must come from")
     parser.add_argument("--problem", default=None, help="the problem whose tests this worker answers")
     options = parser.parse_args()
-    from tests.seam import absent
+    from grader.harness import absent
 
     stubbed = absent.install(options.problem, ORACLES)  # before torch: it imports some of them itself
 
@@ -198,13 +198,17 @@ def main() -> None:
         importlib.import_module(module)  # torch asks of it) would be seen by the tripwire as a run of the oracle
     scenarios = import_scenarios()
     prepare_matplotlib(options.problem)
-    from tests.seam import guard
+    from grader.harness import guard
 
     if options.package == "assignment":
         sys.meta_path.insert(0, _Blocker(("reference", "grader", "tests")))
     platform.processor()  # cached: where it is asked later, it needs no process (`uname -p`)
     kernel_rules = seccomp.install() is None  # for this process and its threads, from now on
-    checks = guard.install(proto_out.fileno(), root / options.package, root / "tests", ORACLES, kernel_rules)
+    import grader
+    import tests
+
+    official = tuple(Path(m.__file__).resolve().parent for m in (grader, tests))  # the worker's own code
+    checks = guard.install(proto_out.fileno(), root / options.package, official, ORACLES, kernel_rules)
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):

@@ -1,7 +1,7 @@
 """A pytest plugin that writes one JSON line per test as it finishes: `--report FILE`.
 
 The grader and the meta-tests read it. A record's `evidence` lists what the worker's guard reported during the
-test (tests/seam/guard.py): the grader asks a person to review a submission with any. Lines are appended and
+test (grader/harness/guard.py): the grader asks a person to review a submission with any. Lines are appended and
 flushed at once, so a run that is killed half-way still leaves the results of every test that finished.
 A generated test's record also says how many examples it ran (`examples`, shrinking included) and which one
 failed first (`first_failing_example`, counted from 1): what the grading budget of examples is calibrated from
@@ -14,9 +14,8 @@ import json
 import pytest
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 
-from tests.checks import TYPE_CHECK_HINT
-from tests.registry import BY_ID
-from tests.seam.typecheck import is_type_check_error
+from grader.harness.typecheck import TYPE_CHECK_HINT, is_type_check_error
+from grader.registry import BY_ID
 
 MAX_MESSAGE = 4000
 WORKER_NOTE = "[raised in the grading worker"
@@ -72,7 +71,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     package = getattr(item.config, "_impl_package", None)
     if call.when == "teardown" and package is not None and package.isolated:
-        evidence = package.worker.take_evidence()  # the worker's guard (tests/seam/guard.py) during this test
+        evidence = package.worker.take_evidence()  # the worker's guard (grader/harness/guard.py) during this test
         if evidence:
             report.user_properties.append(("evidence", evidence))
     if call.excinfo is not None and report.outcome != "passed":

@@ -8,19 +8,19 @@ fails with that error), for the worker and every thread it has or starts:
     other processes        ptrace, process_vm_readv, process_vm_writev, pidfd_getfd, process_madvise
     new namespaces         unshare, setns
     outliving the grader   prctl(PR_SET_PDEATHSIG): the sandbox asks the kernel to kill the worker when the
-                           process that started it dies (grader/sandbox.py), and that request stays
+                           process that started it dies (grader/harness/sandbox.py), and that request stays
     foreign system calls   any call of another architecture (i386's int 0x80 on x86-64) or of the x32 ABI
 
 clone3 answers ENOSYS, so that libc falls back to clone, whose flags a classic filter can read (clone3
 passes them in memory it cannot). Threads are allowed: torch's intra-op threads and an honest thread pool
 need them, and a thread is the same process, holding nothing the main thread does not (no oracle is in the
-worker: tests/seam/absent.py). Writing to /proc/self/mem is not refused (a filter cannot read a path): the
+worker: grader/harness/absent.py). Writing to /proc/self/mem is not refused (a filter cannot read a path): the
 memory is the student's own process, which ctypes reaches anyway; another process's memory needs ptrace
 access, which the kernel refuses to another uid and, with no_new_privs, to everything but the worker itself.
 
 The program is classic BPF, assembled here (`program`), for x86-64 and aarch64; elsewhere, or where the
 kernel has no seccomp, `install` says why and the worker runs without it (`resource-grader doctor` reports
-it: grader/sandbox.py).
+it: grader/harness/sandbox.py).
 """
 
 import ctypes
@@ -43,7 +43,7 @@ LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 NR, ARCH, ARG0 = 0, 4, 16  # offsets in struct seccomp_data (ARG0: the low 32 bits of the first argument)
 
 RULE = ("where it was a new process, ptrace or another process's memory: the grading worker's kernel filter "
-        "refuses them (tests/seam/seccomp.py); threads are allowed")
+        "refuses them (grader/harness/seccomp.py); threads are allowed")
 REFUSED = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev",
            "pidfd_getfd", "process_madvise", "unshare", "setns")
 ARCHITECTURES = {  # machine -> (AUDIT_ARCH_*, the seccomp syscall, the syscall numbers)

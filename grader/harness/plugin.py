@@ -1,4 +1,5 @@
-"""The seam (loaded by the root conftest.py): which implementation the tests see, and how (in-process or isolated).
+"""pytest's side of the harness (loaded by the root conftest.py): which implementation the tests see, and how
+(in-process or isolated).
 
     pytest                          # your code (assignment/), in-process: pdb works
     pytest -m flops                 # one problem
@@ -32,10 +33,11 @@ from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
 from jaxtyping import install_import_hook
 
-from tests import grading_budget
-from tests.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
+import tests
+from grader import grading_budget
+from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
 install_import_hook(["assignment", "reference"], "beartype.beartype")
@@ -48,7 +50,7 @@ settings.register_profile("dev", max_examples=20, **_COMMON)
 # ci and grade: reproducible (derandomized, no example database).
 _REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
-# grade: what the grader runs; a test's examples are its budget, or FLOOR (tests/grading_budget.py)
+# grade: what the grader runs; a test's examples are its budget, or FLOOR (grader/grading_budget.py)
 settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODUCIBLE)
 # thorough: a student's most thorough local check before submitting, new random inputs every run
 settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
@@ -56,7 +58,7 @@ settings.register_profile("thorough", max_examples=200, database=None, print_blo
 settings.register_profile("mutation", max_examples=10, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
-pytest_plugins = ["tests.report"]
+pytest_plugins = ["grader.harness.report"]
 
 
 def pytest_addoption(parser):
@@ -101,7 +103,7 @@ def pytest_configure(config):
 
 
 def pytest_ignore_collect(collection_path, config):
-    if collection_path == Path(__file__).parent / "meta":
+    if collection_path == ROOT / "tests" / "meta":
         return not config.getoption("--meta")
     return None
 
@@ -319,7 +321,7 @@ def _short_for_not_implemented(item, repr_failure):
 
 
 def _apply_grading_budget(item) -> None:
-    """A generated test listed in tests/grading_budget.py runs its own number of examples when it grades (set
+    """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades (set
     once per test function: the items of a parametrized test share it, and so do the runs of one process)."""
     test = getattr(item, "obj", None)
     examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
@@ -358,8 +360,8 @@ def _mutant_overrides(spec: str) -> dict:
 @pytest.fixture(scope="session")
 def impl(request):
     """The package under test: `impl.flops.matmul_flops(...)`, `impl.run(scenario, ...)`."""
-    from tests.seam.client import IsolatedPackage
-    from tests.seam.local import LocalPackage
+    from grader.harness.client import IsolatedPackage
+    from grader.harness.local import LocalPackage
 
     options = request.config.option
     if options.mutant and (options.impl != "reference" or options.isolated):
@@ -371,7 +373,7 @@ def impl(request):
     if options.isolated:
         sandbox = None
         if options.sandbox:
-            from grader.sandbox import Spec
+            from grader.harness.sandbox import Spec
 
             sandbox = Spec.load(options.sandbox)
         package = IsolatedPackage(options.impl, ROOT, call_timeout=options.call_timeout,
@@ -395,7 +397,7 @@ def writable_dir(impl, tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def ref():
     """The reference solution, in this process: the source of expected values in differential tests."""
-    from tests.seam.local import LocalPackage
+    from grader.harness.local import LocalPackage
 
     if not reference_available():
         pytest.skip("differential test: needs the reference solution, which the grader has and the "
@@ -414,6 +416,6 @@ def pytest_runtest_setup(item):
 def pytest_runtest_teardown(item):
     package = getattr(item.config, "_impl_package", None)
     if package is not None and package.isolated:  # grading: keep the test process's memory down
-        from tests.seam import heap
+        from grader.harness import heap
 
         heap.release()

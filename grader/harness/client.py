@@ -7,7 +7,7 @@ the next call); a worker that dies while importing a module marks that module br
 into it fail at once instead of restarting the worker again and again.
 
 Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
-own CPU time (its whole process tree, read from /proc: tests/seam/cputime.py), and all the calls of one test
+own CPU time (its whole process tree, read from /proc: grader/harness/cputime.py), and all the calls of one test
 `test_cpu_seconds` together; a wall-clock backstop of WALL_FACTOR times the call's limit catches sleeps and
 deadlocks. So a slow or shared CPU never costs a correct submission a point. The worker volunteers for the
 kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a container's memory limit
@@ -26,10 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-from tests.registry import ORACLES, PROBLEM_MODULES
-from tests.seam import codec
-from tests.seam.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
-from tests.seam.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
+from grader.harness import boundary, codec
+from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
+from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
+from grader.registry import ORACLES, PROBLEM_MODULES
 
 MAX_EVIDENCE = 100  # reports kept per test
 POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
@@ -122,7 +122,7 @@ class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
                  memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0):
         self.package, self.root = package, root
-        self.sandbox = sandbox  # a grader.sandbox.Spec: the worker starts inside it
+        self.sandbox = sandbox  # a grader.harness.sandbox.Spec: the worker starts inside it
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.test_cpu_seconds = test_cpu_seconds  # all the calls of one test together (0: no limit)
         self.test_cpu_used = 0.0
@@ -134,23 +134,24 @@ class Worker:
         self.current_test = ""
         self.current_problem: str | None = None
         self.timed_out: dict[tuple[str, str], str] = {}
+        self.died: dict[tuple[str, str], str] = {}  # (test, call) -> how the worker died in it
         self._requests = 0  # the id of the last request sent
-        self.evidence: list[str] = []  # what the worker's guard reported (tests/seam/guard.py), not yet taken
+        self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
         self.oracle_runs: list[str] = []  # the oracle code the current request ran, as the guard's tripwire saw it
 
     # -- process management -------------------------------------------------------------------
     def _start(self) -> None:
         root = Path(self.sandbox.tree) if self.sandbox else self.root
-        command = [sys.executable, "-m", "tests.seam.worker", "--package", self.package, "--root", str(root)]
+        command = [sys.executable, "-m", "grader.harness.worker", "--package", self.package, "--root", str(root)]
         if self.memory_limit_mb:
             command += ["--memory-limit-mb", str(self.memory_limit_mb)]
-        if self.current_problem:  # its oracles are absent from the worker (tests/seam/absent.py)
+        if self.current_problem:  # its oracles are absent from the worker (grader/harness/absent.py)
             command += ["--problem", self.current_problem]
         if self.sandbox:
             command = self.sandbox.command(command, problem=self.current_problem)
             env, cwd = self.sandbox.env(), self.sandbox.home
         else:
-            env, cwd = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1"), root
+            env, cwd = dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"), root
         self.process = subprocess.Popen(
             command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True, preexec_fn=volunteer_for_oom,
@@ -274,6 +275,8 @@ class Worker:
         key = (self.current_test, what)
         if key in self.timed_out:
             raise WorkerTimeout(f"{self.timed_out[key]} (not called again in this test)")
+        if key in self.died:  # hypothesis replays a failing example: the same failure, without another worker
+            raise WorkerDied(f"{self.died[key]} (not called again in this test)")
         test_left = self.test_cpu_seconds - self.test_cpu_used if self.test_cpu_seconds else float("inf")
         if test_left <= 0:
             raise WorkerTimeout(self._test_spent())
@@ -288,7 +291,10 @@ class Worker:
             self.process.stdin.write(HEADER.pack(len(body)) + body)
             self.process.stdin.flush()
         except BrokenPipeError:
+            code = self.process.wait()
             self.kill()
+            if code in KILLED:  # between two requests: a thread of the code under test, say
+                raise WorkerDied(out_of_memory(self.memory_limit_mb)) from None
             raise WorkerDied(f"the worker was gone before {what}") from None
         cpu = min(self.call_timeout, test_left)
         limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout)
@@ -321,7 +327,8 @@ class Worker:
                 self.broken_modules[importing] = (
                     f"{self.package}/{importing}.py ended the process while being imported ({exc})")
                 raise WorkerDied(self.broken_modules[importing]) from None
-            raise WorkerDied(f"{what}: {exc}") from None
+            self.died[key] = f"{what}: {exc}"
+            raise WorkerDied(self.died[key]) from None
         self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
             names = ORACLES.get(self.current_problem, ())

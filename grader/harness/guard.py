@@ -1,11 +1,11 @@
 """The worker's guard: evidence of what the code under test tried inside the worker, for a person to review.
 
-It is the last of the sandbox's layers (grader/sandbox.py) and never the wall: the oracles are absent from the
-worker (tests/seam/absent.py) and the kernel refuses new processes, tracing and other processes' memory
-(tests/seam/seccomp.py), whatever the code does to the guard. What it still decides alone: a request of
+It is the last of the sandbox's layers (grader/harness/sandbox.py) and never the wall: the oracles are absent from the
+worker (grader/harness/absent.py) and the kernel refuses new processes, tracing and other processes' memory
+(grader/harness/seccomp.py), whatever the code does to the guard. What it still decides alone: a request of
 `tensors` or `precision` that turns off the profiler's record of ops (their oracle is torch itself).
 
-The worker (tests/seam/worker.py) installs it once its own modules and the oracles are imported and before
+The worker (grader/harness/worker.py) installs it once its own modules and the oracles are imported and before
 the code under test is. Three parts, read top to bottom:
 
 1. audit hook  `sys.addaudithook`: nothing can remove it. It refuses, whoever asks: opening an oracle's
@@ -14,7 +14,7 @@ the code under test is. Three parts, read top to bottom:
                function. When the code under test asks, each refusal is also evidence, and so is reaching
                into other code: the garbage collector's object graph, other threads' frames, frames and
                tracebacks taken by the code under test, ctypes, new processes and threads.
-2. tripwire    a profile function, on while a problem that has an oracle (tests/registry.py: ORACLES) runs:
+2. tripwire    a profile function, on while a problem that has an oracle (grader/registry.py: ORACLES) runs:
                a Python call into an oracle's files, or a call of an oracle's compiled kernel, that no
                scenario made fails the request. The code object says where code comes from, so an oracle
                captured at import time, a copy of its code objects or a module re-imported from its file
@@ -24,7 +24,7 @@ the code under test is. Three parts, read top to bottom:
 
 Evidence leaves at once, as an "audit" frame on the reply pipe written with one `os.write` (so nothing the
 code does later takes it back); where it cannot be sent, the action is refused. The grader marks a
-submission with evidence for review by a person (grader/cli.py).
+submission with evidence for review by a person (grader/grading.py).
 
 It is all Python, in the code under test's own process: code that reaches the hook's closure (through the
 garbage collector or frames, which are evidence) or raw memory (ctypes, evidence) can turn it off. That is
@@ -42,8 +42,8 @@ import sys
 import types
 from pathlib import Path
 
-from tests.seam import absent
-from tests.seam.protocol import HEADER
+from grader.harness import absent
+from grader.harness.protocol import HEADER
 
 MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
 SIGNIFICANT = 24  # characters a source line needs to identify its file (shorter ones are common to any code)
@@ -65,7 +65,7 @@ IMPORTING = ("<frozen importlib._bootstrap>", "_load_unlocked")  # the frame of 
 class Oracle:
     """The files and compiled kernels of the oracles named in `names` (modules, packages or kernels). The
     modules are found by their files, never imported: in their problem's worker they are stubs
-    (tests/seam/absent.py) and their files are masked or unreadable."""
+    (grader/harness/absent.py) and their files are masked or unreadable."""
 
     def __init__(self, names):
         self.files: set[str] = set()
@@ -111,12 +111,12 @@ class Oracle:
         return frozenset(found)
 
 
-def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, tuple[str, ...]],
+def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], oracles: dict[str, tuple[str, ...]],
             kernel_rules: bool = False):
     """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request (the
     problem's tripwire on), `leave()` after it, `changed()` after it (the integrity check). The hook's state
     lives in its closure, which nothing outside the interpreter's list of hooks refers to. `kernel_rules`:
-    the kernel refuses new processes (tests/seam/seccomp.py), so trying to start one is no evidence (the
+    the kernel refuses new processes (grader/harness/seccomp.py), so trying to start one is no evidence (the
     standard library tries for honest reasons: `platform.processor()` runs `uname -p`)."""
     # What the hook calls is bound here, C functions where it matters: the code under test cannot swap what it
     # uses by rebinding a module's names or the builtins.
@@ -124,7 +124,7 @@ def install(out_fd: int, student_dir: Path, tests_dir: Path, oracles: dict[str, 
     by_problem = {problem: Oracle(names) for problem, names in oracles.items()}
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
-    student, grader = str(student_dir) + os.sep, str(tests_dir) + os.sep
+    student, grader = str(student_dir) + os.sep, tuple(str(d) + os.sep for d in official_dirs)
     scenario_code = frozenset(map(id, _code_of(SCENARIO_MODULES)))
     get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
     encode, max_evidence = _json.encode_basestring_ascii, MAX_EVIDENCE
@@ -285,7 +285,7 @@ def tripwire_for(out_fd: int, files: frozenset, kernels: frozenset, student: str
     reachable by the code under test (`sys.getprofile()`), so it holds no state the code could change to blind
     it: everything it reads is a default argument (which the hook forbids replacing) and immutable, and what
     it finds leaves at once, as an "audit" frame with an `oracle` entry, which fails the request in the test
-    process (tests/seam/client.py). A fresh one for each request: `sent` is that request's."""
+    process (grader/harness/client.py). A fresh one for each request: `sent` is that request's."""
 
     def tripwire(frame, event, arg, files=files, kernels=kernels, student=student, scenario_code=scenario_code,
                  out_fd=out_fd, write=os.write, pack=HEADER.pack, encode=_json.encode_basestring_ascii,
@@ -340,7 +340,7 @@ def _namespaces() -> list[tuple[str, object]]:
     finders and hooks: what `changed()` compares with its snapshot."""
     found: list[tuple[str, object]] = [("sys.meta_path", sys.meta_path), ("sys.path_hooks", sys.path_hooks)]
     for module_name, module in list(sys.modules.items()):
-        if module_name == "__main__" or module_name == "tests" or module_name.startswith("tests."):
+        if module_name == "__main__" or module_name.partition(".")[0] in ("tests", "grader"):
             found.append((module_name, vars(module)))
             found += [(f"{module_name}.{name}", vars(value)) for name, value in list(vars(module).items())
                       if isinstance(value, type) and value.__module__ == module.__name__]

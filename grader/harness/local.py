@@ -3,7 +3,7 @@
 import importlib
 import types
 
-from tests.registry import PROBLEM_MODULES
+from grader.registry import PROBLEM_MODULES
 
 
 class LocalPackage:

@@ -1,7 +1,7 @@
 """The sandbox that student code runs in while it is graded, made of operating-system boundaries.
 
 The grader opens one `Sandbox` per submission; the test process starts every worker through its `Spec`
-(tests/seam/client.py). Layers, in the order they apply, each with the attacks it stops, each on where the
+(grader/harness/client.py). Layers, in the order they apply, each with the attacks it stops, each on where the
 machine allows it (`resource-grader doctor` says which are and why):
 
 1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps.
@@ -17,19 +17,19 @@ machine allows it (`resource-grader doctor` says which are and why):
                                interpreter, its libraries, the worker's code (read-only) and its home;
                                no network; its whole process tree dies with the namespace.
                                Stops: the network, other processes, the rest of the filesystem, leftovers.
-4. oracles     always          the problem's oracles (tests/registry.py ORACLES) absent from its worker:
+4. oracles     always          the problem's oracles (grader/registry.py ORACLES) absent from its worker:
                                stub modules in place of them before torch is imported, their compiled
-                               kernels replaced (tests/seam/absent.py); their files masked in the view
+                               kernels replaced (grader/harness/absent.py); their files masked in the view
                                (namespaces) or denied to the sandbox's uid by an ACL entry (user layer
                                alone, `hide_oracles`). Stops: delegating to the oracle however it is reached
                                (captured, forwarded from a thread, re-imported, renamed, read and compiled,
                                rebuilt from code objects, run between requests, through a scenario).
-5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (tests/seam/seccomp.py),
+5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (grader/harness/seccomp.py),
                                on before the code under test is imported: no new process, no ptrace, no
                                other process's memory, no namespaces, no undoing the kill-with-its-starter;
                                threads allowed. Stops: fork bombs, exec, daemons, tracing and reading other
                                processes, outliving a grader killed outright.
-6. guard       always          (in the worker, tests/seam/guard.py) Python-level evidence for a person:
+6. guard       always          (in the worker, grader/harness/guard.py) Python-level evidence for a person:
                                opening an oracle's source, rebinding the grader's code, reaching into the
                                guard; a grade never depends on it alone.
 7. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
@@ -39,7 +39,8 @@ machine allows it (`resource-grader doctor` says which are and why):
 The folders of one grading, under one temporary folder that others may cross but not list:
 
     private/   0700, the grader's user only: the official tree with the reference, the report, the spec
-    worker/    read-only to the worker: the student's modules, the given code, the seam, the scenarios
+    worker/    read-only to the worker: boundary.WORKER (the student's modules, the given code, the scenarios,
+               the harness's worker modules)
     home/      the worker's cwd, HOME and TMPDIR, and the only place it may write (a size-bounded
                tmpfs where the grader may mount one)
 """
@@ -61,7 +62,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import OFFICIAL_ROOT
+from grader.harness import boundary
 
 UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # gradings run as the lowest free uid from here
 UID_LOCKS = Path("/run/ra-sandbox") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir(), "ra-sandbox-locks")
@@ -72,10 +73,6 @@ OPEN_FILES = 512
 HOME_TMPFS = "size=256m,nr_inodes=4096"  # the home's space and number of files, where it can be mounted
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # writable by every user
 PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")
-# What the worker needs of the official tree (everything else stays private): see tests/seam/worker.py.
-WORKER_FILES = ("assignment", "tests/__init__.py", "tests/registry.py", "tests/seam", "tests/scenarios")
-# Folders of the installation that hold solutions: never readable by the sandbox's user.
-SECRETS = ("reference", "tests/mistakes", ".git", "build")
 
 
 # -- 1. limits, 2. user, 3. namespaces: the command that starts a worker --------------------------------
@@ -155,13 +152,13 @@ class Spec:
             hold_uid(self.uid)
 
 
-# -- the oracles: absent from the worker of their problem (tests/seam/absent.py) --------------------------
+# -- the oracles: absent from the worker of their problem (grader/harness/absent.py) --------------------------
 
 def oracle_files() -> dict[str, list[str]]:
-    """Problem -> the files and folders of its oracles' modules (tests/registry.py ORACLES), found without
+    """Problem -> the files and folders of its oracles' modules (grader/registry.py ORACLES), found without
     importing them: what its worker must not see."""
-    from tests.registry import ORACLES
-    from tests.seam import absent
+    from grader.harness import absent
+    from grader.registry import ORACLES
 
     return {problem: paths for problem, names in ORACLES.items() if (paths := absent.hidden_paths(names))}
 
@@ -270,10 +267,10 @@ _kernel_filter: list[str | None] = []
 
 
 def kernel_filter_problem() -> str | None:
-    """Why the worker's seccomp filter (tests/seam/seccomp.py) does not hold here, or None (checked once,
+    """Why the worker's seccomp filter (grader/harness/seccomp.py) does not hold here, or None (checked once,
     in a child process)."""
     if not _kernel_filter:
-        from tests.seam import seccomp
+        from grader.harness import seccomp
 
         _kernel_filter.append(seccomp.unsupported() or seccomp.selftest())
     return _kernel_filter[0]
@@ -374,10 +371,11 @@ def _interpreter_paths() -> list[str]:
 
 
 def _secret_paths() -> list[str]:
-    """Folders holding solutions, wherever this installation keeps them (an installed `reference` too)."""
+    """boundary.PRIVATE, wherever this installation keeps it (an installed `reference` too): never readable by
+    the sandbox's user."""
     import importlib.util
 
-    found = {str(OFFICIAL_ROOT / s) for s in SECRETS}
+    found = {str(boundary.locate(s)) for s in boundary.PRIVATE}
     spec = importlib.util.find_spec("reference")
     if spec is not None and spec.submodule_search_locations:
         found.update(spec.submodule_search_locations)
@@ -560,14 +558,9 @@ class Sandbox:
         return self
 
     def expose(self, workspace: Path) -> None:
-        """Copy what the worker needs from the grading workspace into its read-only tree."""
-        for entry in WORKER_FILES:
-            source, target = workspace / entry, self.tree / entry
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-            if source.is_dir():
-                shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                shutil.copy(source, target)
+        """Copy what the worker needs (boundary.WORKER) from the grading workspace and the grader into its
+        read-only tree."""
+        boundary.copy_worker_files(self.tree, workspace)
 
     def spec(self) -> Path:
         """The spec file (in private/) that the test process is given."""

@@ -416,10 +416,10 @@ PROFILER_SWITCHES = tuple(f"torch._C._autograd.{name}" for name in (
     "_prepare_profiler", "_enable_record_function"))
 
 # What each problem is graded against and its code may not run: modules (every file of a package) and
-# compiled kernels, by dotted name. Absent from that problem's grading worker (tests/seam/absent.py): a module
-# is a stub there and its files are hidden (grader/sandbox.py), a kernel of torch's namespace is replaced; the
+# compiled kernels, by dotted name. Absent from that problem's grading worker (grader/harness/absent.py): a module
+# is a stub there and its files are hidden (grader/harness/sandbox.py), a kernel of torch's namespace is replaced; the
 # oracle runs in the test process only (tests/oracles.py). The profiler's switches (tensors, precision) are
-# part of torch, which the code needs: the worker's guard (tests/seam/guard.py) fails a request that reaches
+# part of torch, which the code needs: the worker's guard (grader/harness/guard.py) fails a request that reaches
 # them, as evidence in the code's own process, and refuses to open or compile any oracle's source.
 ORACLES: dict[str, tuple[str, ...]] = {
     "tensors": PROFILER_SWITCHES,

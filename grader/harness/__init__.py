@@ -1,0 +1,17 @@
+"""The trust boundary: everything between the official tests and the code under test (README.md maps each
+threat to the file that stops it and the public hostile case that proves it). Read top to bottom:
+
+    boundary.py   what of the official tree is secret, shipped, packaged, and visible to the worker
+    sandbox.py    the operating system's layers around the worker, in the order they apply
+    plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated
+    client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it
+    cputime.py    what the worker spent, read from outside it
+    protocol.py   the frames on the worker's pipes; codec.py: values as plain data and back
+    worker.py     the worker process, and in it, installed in this order before the code under test runs:
+      absent.py     the problem's oracles as stubs, their kernels refused
+      seccomp.py    the kernel's filter: no new process, no tracing, no other process's memory
+      guard.py      Python-level evidence for a person (never a grade on its own)
+      local.py      the package imported; heap.py: freed memory given back
+    typecheck.py  which failures are run-time type checks (the caller's mistake)
+    report.py     one line per test, written where the worker cannot reach: what the grader scores
+"""

@@ -1,0 +1,37 @@
+"""What the fingerprints found for one submission: the catalogued mistakes its functions answer as.
+
+grader/compare.py's `fingerprint` makes it; grading reads its error and review evidence, scoring names its
+known mistakes, the class report counts them over a batch; a cluster's worker sends it back as plain data
+(`data`, `from_data`)."""
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class FunctionMatch:
+    """One comparable function (or one kind of input of it) of the submission, against the reference."""
+
+    agree: bool  # every input compared gave the reference's answer
+    names: list[str]  # the public names it calls
+    matches: list[str]  # the ids of the catalogued mistakes that gave its answer on every input
+    of: int  # the inputs compared
+
+
+@dataclass
+class Matches:
+    functions: dict[str, FunctionMatch] = field(default_factory=dict)  # "problem.function" -> what it matched
+    descriptions: dict[str, dict[str, str]] = field(default_factory=dict)  # "problem.function" -> {id: text}
+    problems: list[str] = field(default_factory=list)  # fingerprinted: run again, or passed (agreeing)
+    ran: list[str] = field(default_factory=list)  # run again (failed)
+    error: str | None = None  # what went wrong (the grade stands without them)
+    review: list[str] = field(default_factory=list)  # the worker's guard's evidence while they ran
+    timed_out: bool = False  # stopped at what was left of the submission's time limit
+    seconds: float = 0.0
+
+    def data(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_data(cls, data: dict) -> "Matches":
+        functions = {name: FunctionMatch(**found) for name, found in data.get("functions", {}).items()}
+        return cls(**{**data, "functions": functions})

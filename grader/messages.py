@@ -1,0 +1,20 @@
+"""Every sentence a grading adds to what a student reads, beside the tests' own failures (grader/scoring.py
+lays out the table, grader/harness/ says what a worker did)."""
+
+GRADER_FAILED = ("The grader failed: a problem on the grading side, not in your code. Course staff can see "
+                 "the details in the grader's log.")
+LOCAL_MODE = ("Local grade: the public inputs (those of `pytest --hypothesis-profile=grade`). The official grade "
+              "tries other generated inputs, drawn from a course secret and your submission.")
+REVIEW = ("Flagged for review by course staff: while it was graded, this submission did something that no "
+          "solution needs to do (such as reading an oracle's source or reaching into the grader). The score "
+          "stands until they have looked.")
+LOCAL_TESTS_ONLY = ("Local tests only: the official grade adds the differential tests, which compare your answers "
+                    "with the reference solution (not in this repository), so it can be lower.")
+NOTHING_UPLOADED = ("Nothing of your upload was graded: it holds none of the problem modules ({expected}: at its top, "
+                    "under assignment/, or one folder down), so every problem is graded as the untouched stub. {found}")
+SET_ASIDE = ("This grading run did not end the way a grading run ends, so it is set aside for course staff "
+             "to look at; no score is given until then.")
+NOT_IN_SUBMISSION = "Not in the submission (graded as the untouched stub): {modules}"
+UNREADABLE = "The submission could not be read: {why}"
+TIME_LIMIT_REACHED = ("The submission's time limit ({seconds:g} s) was reached; tests that had not run count as "
+                      "failed.")
