@@ -50,10 +50,10 @@ def _stop_leaving_nothing(signum, _frame) -> None:
 STAFF_USAGE = """
 Course staff (not in the student release):
 
-    resource-grader release OUT          the student repository (grader/release.py)
-    resource-grader gradescope OUT.zip   Gradescope's autograder (grader/gradescope.py)
+    resource-grader release OUT          the student repository (grader/staff/release.py)
+    resource-grader gradescope OUT.zip   Gradescope's autograder (grader/staff/gradescope.py)
     resource-grader compare SUB --problem P   SUB against the reference, function by function, and the
-                                         catalogued mistakes it matches (grader/compare.py)
+                                         catalogued mistakes it matches (grader/staff/compare.py)
 """
 
 

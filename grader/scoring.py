@@ -86,7 +86,7 @@ class ProblemScore:
 @dataclass(frozen=True)
 class KnownMistake:
     """A function of a submission whose answers are those of catalogued mistakes on every input compared
-    (grader/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
+    (grader/staff/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
 
     function: str
     names: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""grader/bench.py's memory rows say what they measure: each process of a grading is named by what it runs,
+"""grader/staff/bench.py's memory rows say what they measure: each process of a grading is named by what it runs,
 and one that has exited (gone, or a zombie not yet reaped) holds no memory and has no row (the old "gone" and
 "python (a fork)" rows)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import bench
+from grader.staff import bench
 
 pytestmark = [pytest.mark.meta]
 

@@ -297,7 +297,7 @@ def test_the_reference_keeps_full_marks_beside_the_attacks(corpus, honest):
 
 def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
     # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
-    # their own (grader/compare.py): every check of this corpus covers that second run too. An attack whose
+    # their own (grader/staff/compare.py): every check of this corpus covers that second run too. An attack whose
     # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
     # import (it kills its own worker at import) as broken: neither is run again.
     assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]

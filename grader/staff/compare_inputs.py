@@ -34,7 +34,7 @@ class Entry:
     covers: tuple = ()
     normalize: Callable | None = None  # answer -> the part compared (both sides)
     tolerance: str = "exact"
-    pool: int = 5  # examples generated per one kept (grader/compare.py draw_inputs)
+    pool: int = 5  # examples generated per one kept (grader/staff/compare.py draw_inputs)
     label: str = ""  # where one function has several entries (inputs of different kinds)
 
     @property

@@ -1,7 +1,7 @@
 """Benchmark the suite and the grader (figures printed, never asserted):
 
-    python -m grader.bench              # or: make bench
-    python -m grader.bench --grade-only # only the grading of a full submission
+    python -m grader.staff.bench              # or: make bench
+    python -m grader.staff.bench --grade-only # only the grading of a full submission
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -53,7 +53,7 @@ def stub_suite_seconds(runs: int = 3) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m grader.bench")
+    parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
     options = parser.parse_args(argv)
     if not options.grade_only:
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def planted_mistakes() -> dict[str, str]:
     """problem -> the first catalogued mistake of it that compare can name (its functions all comparable)."""
-    from grader import compare, compare_inputs
+    from grader.staff import compare, compare_inputs
     from tests.mistakes import catalog
 
     planted = {}
