@@ -26,6 +26,12 @@ EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's
 KITS = {"release": "grader.staff.release", "gradescope": "grader.staff.gradescope", "compare": "grader.staff.compare"}
 
 
+def staff_commands() -> dict[str, str]:
+    """KITS where this installation has course staff's tools (grader/staff/, which the student release
+    withholds as a unit), else none."""
+    return KITS if importlib.util.find_spec("grader.staff") is not None else {}
+
+
 @dataclass
 class Graded:
     """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
@@ -211,7 +217,7 @@ def write_atomically(path: Path, text: str) -> None:
 def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
     """grader/staff/compare.py's Fingerprinter for `problems` (None: all), or, where there is no reference or no
     catalogue of mistakes (the student release), why there is none."""
-    if not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
+    if not has_reference() or "compare" not in staff_commands():
         return None, "they need the reference and the catalogue of mistakes (the course's tree)"
     compare = importlib.import_module(KITS["compare"])
     return compare.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits, up_front=up_front), None
