@@ -21,8 +21,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from grader.messages import GRADER_ERROR
 from grader.registry import BY_ID, PROBLEMS
-from grader.scoring import GRADER_ERROR
 from grader.staff import gradescope
 from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
