@@ -1,5 +1,5 @@
 # Two entry points that work on a fresh machine with Python 3.11:
-#   make grade   grade a submission (default: the sample in grader/samples/partial) and print the table
+#   make grade   grade a submission (default: the sample in grader/staff/samples/partial) and print the table
 #   make test    the project's own check: lint, the reference through the whole suite in-process and
 #                isolated, and the meta-tests (stubs fail, every catalogued mistake is caught, API agrees)
 #   make release, make gradescope   course staff: the student repository, Gradescope's autograder zip
@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-SUBMISSION ?= grader/samples/partial
+SUBMISSION ?= grader/staff/samples/partial
 export HYPOTHESIS_PROFILE ?= ci
 
 # torch's CPU build (PyPI's Linux wheel brings ~2 GB of CUDA libraries this project never uses): PyTorch's CPU
@@ -53,7 +53,7 @@ grade: $(STAMP) sandbox
 	$(BIN)/resource-grader grade $(SUBMISSION) --local
 
 bench: $(STAMP)
-	$(BIN)/python -m grader.bench
+	$(BIN)/python -m grader.staff.bench
 
 # Course staff: the student repository, and Gradescope's autograder (the course secret from
 # RA_GRADING_SECRET_FILE or RA_GRADING_SECRET, or SECRET_FILE=...). Both refuse an output that exists.

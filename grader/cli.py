@@ -15,14 +15,13 @@ where bubblewrap works. `batch` refuses to run without one unless --no-sandbox i
 
 import argparse
 import importlib
-import importlib.util
 import os
 import signal
 import sys
 from pathlib import Path
 
 from grader import INSTALLED_COPY, has_reference, registry
-from grader.grading import EXIT_STATUS, KITS, fingerprinter, grade_submission
+from grader.grading import EXIT_STATUS, fingerprinter, grade_submission, staff_commands
 from grader.harness import sandbox
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.sandbox import Layers
@@ -50,10 +49,10 @@ def _stop_leaving_nothing(signum, _frame) -> None:
 STAFF_USAGE = """
 Course staff (not in the student release):
 
-    resource-grader release OUT          the student repository (grader/release.py)
-    resource-grader gradescope OUT.zip   Gradescope's autograder (grader/gradescope.py)
+    resource-grader release OUT          the student repository (grader/staff/release.py)
+    resource-grader gradescope OUT.zip   Gradescope's autograder (grader/staff/gradescope.py)
     resource-grader compare SUB --problem P   SUB against the reference, function by function, and the
-                                         catalogued mistakes it matches (grader/compare.py)
+                                         catalogued mistakes it matches (grader/staff/compare.py)
 """
 
 
@@ -94,7 +93,7 @@ def _add_common(command, defaults: Limits) -> None:
 
 
 def main(argv=None) -> int:
-    kits = {name: module for name, module in KITS.items() if importlib.util.find_spec(module) is not None}
+    kits = staff_commands()
     parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(kits),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

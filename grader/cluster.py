@@ -37,12 +37,12 @@ from importlib import metadata
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT
-from grader.harness.boundary import WORKSPACE
+from grader.harness.boundary import STAFF, WORKSPACE
 from grader.submission import MAX_FILE_BYTES, SubmissionError
 
 TOPIC = "resource-grader-start"
 HASHED = (*WORKSPACE, "grader")  # what decides a grade: the official tree and the grader ...
-NOT_HASHED = ("tests/meta", "tests/benchmarks")  # ... but not the project's own tests, which grading never runs
+NOT_HASHED = tuple(p for p in STAFF if p.startswith("tests/"))  # ... but not the project's own tests, never run
 # The pinned packages a grade depends on (their versions enter the hash; pyproject.toml pins them).
 VERSIONED = ("torch", "einops", "jaxtyping", "beartype", "hypothesis", "pytest", "pytest-timeout", "numpy")
 FOLDER_PATTERNS = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # those grader/submission.py reads

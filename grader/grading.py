@@ -23,7 +23,13 @@ from grader.submission import SubmissionError, build_workspace
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
 # course staff's commands, not in the student release: command -> module (add_parser, run)
-KITS = {"release": "grader.release", "gradescope": "grader.gradescope", "compare": "grader.compare"}
+KITS = {"release": "grader.staff.release", "gradescope": "grader.staff.gradescope", "compare": "grader.staff.compare"}
+
+
+def staff_commands() -> dict[str, str]:
+    """KITS where this installation has course staff's tools (grader/staff/, which the student release
+    withholds as a unit), else none."""
+    return KITS if importlib.util.find_spec("grader.staff") is not None else {}
 
 
 @dataclass
@@ -47,7 +53,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                      operator: list[str] | None = None, on_problem=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
-    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/compare.py's
+    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/staff/compare.py's
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
@@ -209,9 +215,9 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
-    """grader/compare.py's Fingerprinter for `problems` (None: all), or, where there is no reference or no
+    """grader/staff/compare.py's Fingerprinter for `problems` (None: all), or, where there is no reference or no
     catalogue of mistakes (the student release), why there is none."""
-    if not has_reference() or importlib.util.find_spec(KITS["compare"]) is None:
+    if not has_reference() or "compare" not in staff_commands():
         return None, "they need the reference and the catalogue of mistakes (the course's tree)"
     compare = importlib.import_module(KITS["compare"])
     return compare.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits, up_front=up_front), None

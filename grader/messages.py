@@ -18,3 +18,19 @@ NOT_IN_SUBMISSION = "Not in the submission (graded as the untouched stub): {modu
 UNREADABLE = "The submission could not be read: {why}"
 TIME_LIMIT_REACHED = ("The submission's time limit ({seconds:g} s) was reached; tests that had not run count as "
                       "failed.")
+
+# The score table (grader/scoring.py `table`) and Gradescope's text under each behaviour (`behaviour_output`).
+GRADER_ERROR = ("The grading code raised this error itself, outside your code (course staff are told): it may be a "
+                "problem of the grading environment, not of your submission.")
+KNOWN_MISTAKES = "Known mistakes (a catalogued wrong solution answers as you do on every input tried):"
+DOES_NOT_IMPORT_HEADER = "Does not import (every test that needs the module fails with this error; fix it first):"
+DOES_NOT_IMPORT = "Does not import: {line}"
+NOT_UPLOADED = "{module}.py is not in your upload."
+NOT_IMPLEMENTED_HEADER = "Not implemented yet (the stub raised NotImplementedError):"
+NOT_STARTED = "{problem}: not started, every function raises NotImplementedError ({tests})"
+FAILURES_HEADER = "Failures (expected is the oracle's or the reference's answer; got is yours):"
+FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
+PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until '{requires}' passes)"
+PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
+                 "earned once '{requires}' passes.")
+MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

@@ -176,12 +176,13 @@ def kill_tree(root: int, *, spare_root: bool = False) -> None:
     """SIGKILL `root` and every process below it (the worker is in a session of its own): first all stopped,
     until a search finds no new one (a stopped process starts nothing more), then all killed. `spare_root`:
     `root` itself is left alone (a grader clearing up below itself)."""
-    stopped: set[int] = {root} if spare_root else set()
+    spared = {root} if spare_root else set()
+    stopped = set(spared)
     while found := _descendants(root) - stopped:
         for pid in found:
             _signal(pid, signal.SIGSTOP)
         stopped |= found
-    for pid in stopped - ({root} if spare_root else set()):
+    for pid in stopped - spared:
         _signal(pid, signal.SIGKILL)
 
 

@@ -13,7 +13,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from grader import registry
+from grader import messages, registry
 from grader.matches import Matches
 from grader.runner import RunResult
 
@@ -86,7 +86,7 @@ class ProblemScore:
 @dataclass(frozen=True)
 class KnownMistake:
     """A function of a submission whose answers are those of catalogued mistakes on every input compared
-    (grader/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
+    (grader/staff/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
 
     function: str
     names: tuple[str, ...]
@@ -199,8 +199,6 @@ WORKER_NOTE = "[raised in the grading worker"  # grader/harness/client.py: an ex
 STUDENT_FAILURES = {"AssertionError", "WorkerTimeout", "WorkerDied", "Failed", "ExceptionGroup", "BaseExceptionGroup",
                     "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError",
                     "OracleReached"}
-GRADER_ERROR = ("The grading code raised this error itself, outside your code (course staff are told): it may be a "
-                "problem of the grading environment, not of your submission.")
 _TOP_LEVEL_FRAME = re.compile(r'File "assignment/(\w+)\.py", line (\d+), in <module>')
 
 
@@ -283,9 +281,6 @@ def _score(score: float, points: float) -> str:
 NAME_WIDTH = 58
 
 
-KNOWN_MISTAKES = "Known mistakes (a catalogued wrong solution answers as you do on every input tried):"
-
-
 def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset(),
           known: list[KnownMistake] = (), *, lead: list[str] = (), missing: frozenset[str] = frozenset(),
           broken: dict[str, str] | None = None, failures: bool = True) -> str:
@@ -307,36 +302,35 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
         for b in p.behaviours if p.id not in one_line else ():
             rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{_score(b.score, b.points)}  {b.tests_passed}/{len(b.tests)}")
             if b.withheld and b.tests_passed:
-                rows.append(f"        (not earned: a property alone earns nothing until '{b.requires}' passes)")
+                rows.append("        " + messages.PROPERTY_NOT_EARNED.format(requires=b.requires))
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += [rule, f"{'total':<{NAME_WIDTH}}{_score(total, out_of)}"]
     failed = [t for p in scores if p.id not in missing and p.id not in broken for t in p.tests if not t.passed]
     unimplemented = [t for t in failed if t.problem in untouched or t.message.startswith("NotImplementedError")]
     if broken:
-        rows += ["", "Does not import (every test that needs the module fails with this error; fix it first):"]
+        rows += ["", messages.DOES_NOT_IMPORT_HEADER]
         rows += ["    " + broken[p.id] for p in scores if p.id in broken]
     if unimplemented:
-        rows += ["", "Not implemented yet (the stub raised NotImplementedError):"]
+        rows += ["", messages.NOT_IMPLEMENTED_HEADER]
         for p in scores:
             count = sum(t.problem == p.id for t in unimplemented)
             if not count:
                 continue
             plural = "s" if count > 1 else ""
             if p.id in untouched:
-                rows.append(f"    {p.id}: not started, every function raises NotImplementedError "
-                            f"({count} test{plural})")
+                rows.append("    " + messages.NOT_STARTED.format(problem=p.id, tests=f"{count} test{plural}"))
                 continue
             names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
     failed = [t for t in failed if t not in unimplemented]
     if known:
-        rows += ["", KNOWN_MISTAKES] + ["    " + k.line() for k in known]
+        rows += ["", messages.KNOWN_MISTAKES] + ["    " + k.line() for k in known]
     if failed and failures:
-        rows += ["", "Failures (expected is the oracle's or the reference's answer; got is yours):"]
+        rows += ["", messages.FAILURES_HEADER]
         for t in failed:
             rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_failure_text(t.message))]
     elif failed:
-        rows += ["", f"{len(failed)} failed test{'s' * (len(failed) > 1)}: each is shown under its behaviour below."]
+        rows += ["", messages.FAILURES_BELOW.format(tests=f"{len(failed)} failed test{'s' * (len(failed) > 1)}")]
     if notes:
         rows += [""] + notes
     return "\n".join(rows)
@@ -345,7 +339,7 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
 def _failure_text(message: str, lines: int = MESSAGE_LINES) -> str:
     """A failure's message, cut; one raised by the grading code itself says so first."""
     text = _short(message, lines)
-    return f"{GRADER_ERROR}\n{text}" if grader_error(message) else text
+    return f"{messages.GRADER_ERROR}\n{text}" if grader_error(message) else text
 
 
 def _stub_name(message: str) -> str:
@@ -367,11 +361,11 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
     rows = [f"{b.tests_passed}/{len(b.tests)} tests passed: {_points(b.score)} of {_points(b.points)} points."]
     if b.tests_passed < len(b.tests) and (broken or missing):
         module = b.tests[0].problem
-        rows.append(f"Does not import: {broken}" if broken else f"{module}.py is not in your upload.")
+        rows.append(messages.DOES_NOT_IMPORT.format(line=broken) if broken
+                    else messages.NOT_UPLOADED.format(module=module))
         return "\n".join(rows)
     if b.withheld and b.tests_passed:
-        rows.append(f"Its tests check a property only, which code that computes nothing right can pass: its points "
-                    f"are earned once '{b.requires}' passes.")
+        rows.append(messages.PROPERTY_ONLY.format(requires=b.requires))
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:
@@ -385,10 +379,10 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
         more = f" and {len(tests) - 4} more" if len(tests) > 4 else ""
         text = _short(message, MESSAGE_LINES)
         if grader_error(tests[0].message):  # the whole message: a stub's key has lost the worker's note
-            text = f"{GRADER_ERROR}\n{text}"
+            text = f"{messages.GRADER_ERROR}\n{text}"
         rows += ["", f"{names}{more}:", _indent(text)]
     if len(rows) > lines:
-        rows = rows[:lines] + [f"... ({len(rows) - lines} more lines: `resource-grader grade --local` shows all)"]
+        rows = rows[:lines] + [messages.MORE_LINES.format(count=len(rows) - lines)]
     return "\n".join(rows)
 
 

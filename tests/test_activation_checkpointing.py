@@ -32,7 +32,7 @@ from tests.audit_run import run_without
 from tests.checks import call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import activation_checkpointing as scenarios
-from tests.strategies import checkpoint_specs
+from tests.strategies.activation_checkpointing import checkpoint_specs
 
 pytestmark = pytest.mark.activation_checkpointing
 

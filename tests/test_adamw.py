@@ -39,7 +39,7 @@ from tests.audit_run import run_without
 from tests.checks import expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import adamw as scenarios
-from tests.strategies import adamw_trajectories
+from tests.strategies.adamw import adamw_trajectories
 
 pytestmark = pytest.mark.adamw
 

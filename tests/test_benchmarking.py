@@ -36,7 +36,7 @@ from tests.checks import call_text, expect_equal, expect_int
 from tests.common.benchmarking import ABS, REL
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import benchmarking as scenarios
-from tests.strategies import benchmark_specs, tick_specs
+from tests.strategies.benchmarking import benchmark_specs, tick_specs
 
 pytestmark = pytest.mark.benchmarking
 

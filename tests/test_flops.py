@@ -16,7 +16,8 @@ from tests import audit, oracles
 from tests.checks import call_text, expect_close, expect_equal, expect_int
 from tests.common.flops import REL
 from tests.scenarios import flops as scenarios
-from tests.strategies import big_sizes, distinct_sizes, matmul_programs, transformer_configs
+from tests.strategies import big_sizes, distinct_sizes
+from tests.strategies.flops import matmul_programs, transformer_configs
 
 pytestmark = pytest.mark.flops
 

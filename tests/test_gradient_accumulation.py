@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from tests.checks import call_text
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import gradient_accumulation as scenarios
-from tests.strategies import grad_accum_specs
+from tests.strategies.gradient_accumulation import grad_accum_specs
 
 pytestmark = pytest.mark.gradient_accumulation
 

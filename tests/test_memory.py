@@ -23,7 +23,8 @@ from assignment.given import HARDWARE, POLICIES, BytesPerParam
 from tests.checks import call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import memory as scenarios
-from tests.strategies import big_sizes, distinct_sizes, module_specs, precision_policies, stack_specs
+from tests.strategies import big_sizes, distinct_sizes
+from tests.strategies.memory import module_specs, precision_policies, stack_specs
 
 pytestmark = pytest.mark.memory
 

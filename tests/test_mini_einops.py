@@ -32,7 +32,7 @@ from tests.checks import expect_int
 from tests.common.mini_einops import FLOAT_TOL, make_inputs
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import mini_einops as scenarios
-from tests.strategies import (
+from tests.strategies.mini_einops import (
     EINOPS_AXES_KINDS,
     any_einops_specs,
     einops_near_misses,

@@ -47,7 +47,7 @@ from tests.common.precision import (
 )
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import precision as scenarios
-from tests.strategies import FP32_BIT_KINDS, fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
+from tests.strategies.precision import FP32_BIT_KINDS, fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
 
 pytestmark = pytest.mark.precision
 

@@ -5,7 +5,7 @@ i: `Tensor.stride()`, `storage_offset()`, `is_contiguous()`, `data_ptr()`, wheth
 the result of a chain of ops still looks into the original storage (`untyped_storage().data_ptr()`),
 where a write through that result lands in the original storage, `Tensor.nbytes` and
 `untyped_storage().nbytes()` — on generated layouts (contiguous, sliced from a bigger tensor, permuted,
-overlapping, with size-1 and empty dimensions) and generated chains of ops (tests/strategies.py). The
+overlapping, with size-1 and empty dimensions) and generated chains of ops (tests/strategies/tensors.py). The
 audit runs the code under test with every torch tensor op made unusable: layouts are computed, not asked.
 
 Tolerances: everything here is an integer (a size, a stride, an offset, a number of bytes) or a bool,
@@ -27,7 +27,7 @@ from tests.common.tensors import DTYPES, addressing
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import tensors as scenarios
 from tests.scenarios.tensors import RAISES
-from tests.strategies import (
+from tests.strategies.tensors import (
     layout_tensor,
     op_chains,
     single_ops,

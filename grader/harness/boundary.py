@@ -17,9 +17,8 @@ import os
 import shutil
 from pathlib import Path
 
-SOLUTIONS = ("reference", "tests/mistakes", "grader/samples")  # samples: half of `flops` is the reference's
-STAFF = ("tests/meta", "tests/benchmarks", "grader/bench.py", "grader/release.py", "grader/gradescope.py",
-         "grader/kit", "grader/compare.py", "grader/compare_inputs.py")
+SOLUTIONS = ("reference", "tests/mistakes", "grader/staff/samples")  # samples: half of `flops` is the reference's
+STAFF = ("tests/meta", "tests/benchmarks", "grader/staff")
 PRIVATE = (*SOLUTIONS, ".git", "build")
 
 WORKSPACE = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
@@ -31,7 +30,7 @@ WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__
 RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
 WITHHELD = (*SOLUTIONS, *STAFF)
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
-UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/samples")
+UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/staff/samples")
 
 
 def locate(path: str, official_root: Path | None = None) -> Path:
@@ -65,5 +64,5 @@ GRADER_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def module_of(path: str) -> str:
-    """The module a path of the tree is imported as: "grader/bench.py" -> "grader.bench"."""
+    """The module a path of the tree is imported as: "grader/staff/bench.py" -> "grader.staff.bench"."""
     return path.removesuffix(".py").replace("/", ".")

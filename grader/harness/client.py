@@ -188,6 +188,12 @@ class Worker:
 
     close = kill
 
+    def _died(self, code: int, how: str) -> WorkerDied:
+        """What a student reads when the worker ended with `code`: SIGKILL is the memory limit's doing."""
+        if code in KILLED:
+            return WorkerDied(out_of_memory(self.memory_limit_mb))
+        return WorkerDied(f"the worker {how}")
+
     def begin_test(self, nodeid: str, problem: str | None) -> None:
         """Each problem's tests get a fresh worker: nothing one problem's code did at import or run time
         (a patched torch function, a cache, memory it holds) reaches another problem's tests."""
@@ -214,9 +220,7 @@ class Worker:
             if not chunk:
                 code = self.process.wait()
                 self.process = None
-                if code in KILLED:
-                    raise WorkerDied(out_of_memory(self.memory_limit_mb))
-                raise WorkerDied(f"the worker exited with code {code} while waiting for {what}")
+                raise self._died(code, f"exited with code {code} while waiting for {what}")
             chunks.append(chunk)
             n -= len(chunk)
         return b"".join(chunks)
@@ -293,9 +297,8 @@ class Worker:
         except BrokenPipeError:
             code = self.process.wait()
             self.kill()
-            if code in KILLED:  # between two requests: a thread of the code under test, say
-                raise WorkerDied(out_of_memory(self.memory_limit_mb)) from None
-            raise WorkerDied(f"the worker was gone before {what}") from None
+            # killed between two requests: by the memory limit, while a thread of the code under test ran, say
+            raise self._died(code, f"was gone before {what}") from None
         cpu = min(self.call_timeout, test_left)
         limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout)
         try:

@@ -47,6 +47,7 @@ The folders of one grading, under one temporary folder that others may cross but
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import pwd
@@ -227,53 +228,40 @@ def hide_oracles(uid: int, hidden: list[str], every: dict[str, list[str]]) -> No
             _set_acl(path, entries)
 
 
-_acl_problem: list[str | None] = []
-
-
+@functools.cache
 def acl_problem() -> str | None:
     """Why this machine cannot deny one uid an oracle's files by ACL, or None (checked once)."""
-    if not _acl_problem:
-        why = None
-        files = [p for paths in oracle_files().values() for p in paths]
-        if os.geteuid() != 0:
-            why = "the grader is not root"
-        elif files:
-            try:
-                with _acl_lock():  # unlocked, a stale copy written back would lift another grading's entry
-                    _set_acl(files[0], _acl(files[0]))  # rewrites what is there: a no-op that needs ACL support
-            except OSError as exc:
-                why = f"no POSIX ACLs on {files[0]}'s filesystem ({exc.strerror})"
-        _acl_problem.append(why)
-    return _acl_problem[0]
+    files = [p for paths in oracle_files().values() for p in paths]
+    if os.geteuid() != 0:
+        return "the grader is not root"
+    if files:
+        try:
+            with _acl_lock():  # unlocked, a stale copy written back would lift another grading's entry
+                _set_acl(files[0], _acl(files[0]))  # rewrites what is there: a no-op that needs ACL support
+        except OSError as exc:
+            return f"no POSIX ACLs on {files[0]}'s filesystem ({exc.strerror})"
+    return None
 
 
-_pdeathsig: list[list[str]] = []
-
-
-def dies_with_parent() -> list[str]:
+@functools.cache
+def dies_with_parent() -> tuple[str, ...]:
     """setpriv's option that has the kernel kill the worker when its starter (the test process) dies, where
     this setpriv has it; else none, and a worker under the user layer alone outlives a
     grader killed outright until its CPU limit (under namespaces, bwrap's --die-with-parent holds anyway)."""
-    if not _pdeathsig:
-        try:
-            usage = subprocess.run(["setpriv", "--help"], capture_output=True, text=True, timeout=10).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            usage = ""
-        _pdeathsig.append(["--pdeathsig=KILL"] if "--pdeathsig" in usage else [])
-    return _pdeathsig[0]
+    try:
+        usage = subprocess.run(["setpriv", "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        usage = ""
+    return ("--pdeathsig=KILL",) if "--pdeathsig" in usage else ()
 
 
-_kernel_filter: list[str | None] = []
-
-
+@functools.cache
 def kernel_filter_problem() -> str | None:
     """Why the worker's seccomp filter (grader/harness/seccomp.py) does not hold here, or None (checked once,
     in a child process)."""
-    if not _kernel_filter:
-        from grader.harness import seccomp
+    from grader.harness import seccomp
 
-        _kernel_filter.append(seccomp.unsupported() or seccomp.selftest())
-    return _kernel_filter[0]
+    return seccomp.unsupported() or seccomp.selftest()
 
 
 def system_links() -> list[str]:

@@ -1,4 +1,4 @@
-"""mini_einops: a generated call's input tensors (tests/strategies.py specs)."""
+"""mini_einops: a generated call's input tensors (tests/strategies/mini_einops.py specs)."""
 
 import torch
 

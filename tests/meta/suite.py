@@ -9,6 +9,7 @@ from grader.harness.report import read_test_records
 from grader.registry import PROBLEMS
 
 ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "grader" / "staff" / "samples" / "partial"  # a partial submission: make grade, the staff tools
 # The course secret of these tests. It is public, so it protects nothing: a course sets its own (grader/seed.py).
 GRADING_SECRET = "the meta-tests' course secret, public"
 

@@ -1,7 +1,8 @@
-"""grader/bench.py's memory rows say what they measure: each process of a grading is named by what it runs,
+"""grader/staff/bench.py's memory rows say what they measure: each process of a grading is named by what it runs,
 and one that has exited (gone, or a zombie not yet reaped) holds no memory and has no row (the old "gone" and
 "python (a fork)" rows)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import bench
+from grader.staff import bench
 
 pytestmark = [pytest.mark.meta]
 
@@ -62,3 +63,18 @@ def test_the_report_says_what_its_rows_are(capsys):
     assert "seconds and examples of each problem's tests" in lines[5]
     assert [line.split() for line in lines[6:]] == [["memory", "7.0", "s", "300", "examples"],
                                                     ["flops", "2.5", "s", "120", "examples"]]
+
+
+def test_the_readme_quotes_the_figures_bench_recorded():
+    figures = json.loads(bench.FIGURES.read_text())
+    readme = bench.README.read_text()
+    assert bench.with_figures(readme, figures) == readme, (
+        "README.md's figures differ from grader/staff/figures.json: run `python -m grader.staff.bench --grade-only "
+        "--record`, which writes both")
+    assert [g["what"] for g in figures["gradings"]][0] == "a full correct submission"
+    assert all(g["seconds"] > 0 and g["pss_mib"] > 0 and g["examples"] > 0 for g in figures["gradings"]), figures
+
+
+def test_a_readme_without_the_block_is_refused():
+    with pytest.raises(SystemExit, match="no figures block"):
+        bench.with_figures("# a README\n", {"gradings": []})

@@ -1,7 +1,7 @@
 """batch on a real Dask cluster (grader/cluster.py): a `dask scheduler` and two `dask worker` processes on
 127.0.0.1 (tests/meta/dask_cluster.py), started and stopped by these tests.
 
-The class: a copy of the reference, the stubs, grader/samples/partial (a folder) and a zip that is not one, graded
+The class: a copy of the reference, the stubs, grader/staff/samples/partial (a folder) and a zip that is not one, graded
 on `tensors` alone (the cheapest problem to grade: about 15 s a submission here) through `--scheduler`, must give
 the CSV and the results.json files of a batch on this machine (the embedded engine): same statuses, same scores,
 same texts. The same with one worker killed while it grades (every submission still graded, the retry counted),
@@ -20,7 +20,7 @@ import time
 import pytest
 
 from tests.meta.dask_cluster import DaskCluster, children, command_line
-from tests.meta.suite import ROOT, grader_env
+from tests.meta.suite import ROOT, SAMPLE, grader_env
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
@@ -34,7 +34,7 @@ def make_class(folder):
     shutil.copy(ROOT / "reference" / "tensors.py", folder / "reference" / "tensors.py")
     (folder / "stubs").mkdir()
     shutil.copy(ROOT / "assignment" / "tensors.py", folder / "stubs" / "tensors.py")
-    shutil.copytree(ROOT / "grader" / "samples" / "partial", folder / "partial")
+    shutil.copytree(SAMPLE, folder / "partial")
     (folder / "broken.zip").write_text("not a zip")
     return folder
 

@@ -1,11 +1,11 @@
-"""`resource-grader compare` (grader/compare.py) names the catalogued mistake a submission makes.
+"""`resource-grader compare` (grader/staff/compare.py) names the catalogued mistake a submission makes.
 
 Each catalogued mistake of a comparable function is swapped into the reference (the mutation machinery:
 `LocalPackage` overrides, as `pytest --mutant` does) and compared, in this process, with the same inputs
 the command draws; compare must name it among the matches of the function it replaces. The mistakes that
 no comparison of answers can tell from the reference or from another mistake are listed, with the reason,
 in UNFINGERPRINTABLE; those of functions compare cannot call with plain inputs are in
-grader/compare_inputs.py's NOT_COMPARABLE.
+grader/staff/compare_inputs.py's NOT_COMPARABLE.
 
     pytest --meta tests/meta/test_compare.py -q -s     # prints the coverage
 """
@@ -16,10 +16,10 @@ import sys
 
 import pytest
 
-from grader import compare, compare_inputs
 from grader.harness.local import LocalPackage
 from grader.registry import PROBLEMS
-from tests.meta.suite import ROOT, grader_env
+from grader.staff import compare, compare_inputs
+from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import catalog
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
@@ -89,8 +89,8 @@ def test_every_mistake_is_comparable_or_accounted_for():
         skipped = set(compare_inputs.NOT_COMPARABLE.get(p.id, {}))
         for m in catalog(p.id):
             assert set(m.replaces) <= comparable_names(p.id) | skipped, (
-                f"{p.id}:{m.id} replaces {sorted(m.replaces)}: give compare inputs for it (grader/compare_inputs.py) "
-                "or list it in NOT_COMPARABLE")
+                f"{p.id}:{m.id} replaces {sorted(m.replaces)}: give compare inputs for it "
+                "(grader/staff/compare_inputs.py) or list it in NOT_COMPARABLE")
     known = {f"{m.problem}:{m.id}" for m in MISTAKES}
     assert set(UNFINGERPRINTABLE) <= known, f"not catalogued or not comparable: {set(UNFINGERPRINTABLE) - known}"
 
@@ -140,7 +140,7 @@ def test_inputs_are_the_same_every_run():
 
 def test_the_command_compares_a_submission_in_the_worker(tmp_path):
     out = tmp_path / "compare.json"
-    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(ROOT / "grader" / "samples" / "partial"),
+    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(SAMPLE),
                           "--problem", "flops", "--function", "matmul_flops", "--function", "attention_flops_fraction",
                           "--function", "FlopCounter", "--examples", "4", "--no-sandbox", "--json", str(out)],
                          cwd=tmp_path, env=grader_env(), capture_output=True, text=True, timeout=300)
@@ -171,7 +171,7 @@ def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
 def test_an_untouched_stub_is_not_started_not_a_table_of_errors(tmp_path):
     """The sample leaves tensors as the stub: one line says so, and no worker runs it."""
     out = tmp_path / "compare.json"
-    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(ROOT / "grader" / "samples" / "partial"),
+    run = subprocess.run([sys.executable, "-m", "grader", "compare", str(SAMPLE),
                           "--problem", "tensors", "--function", "can_view", "--examples", "2", "--no-sandbox",
                           "--json", str(out)], cwd=tmp_path, env=grader_env(), capture_output=True, text=True,
                          timeout=300)
@@ -185,7 +185,7 @@ def test_the_catalogue_warns_the_operator_of_nothing():
     """`memory:allocates` makes tensors of torch's deprecated quantized dtypes (compare draws every dtype): run
     in the grader's process for its answers, torch's deprecation warning (once per process: hence a process
     each) must not reach the operator."""
-    script = ("import torch; from grader import compare; {prepare}; from tests.mistakes import find_mistake; "
+    script = ("import torch; from grader.staff import compare; {prepare}; from tests.mistakes import find_mistake; "
               "find_mistake('memory:allocates').replaces['tensor_bytes']((2, 3), torch.qint8)")
     for prepare, warned in [("pass", True), ("compare._prepare()", False)]:
         run = subprocess.run([sys.executable, "-c", script.format(prepare=prepare)], cwd=ROOT, env=grader_env(),

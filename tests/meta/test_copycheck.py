@@ -22,7 +22,7 @@ import pytest
 from grader import copycheck
 from grader.registry import PROBLEMS
 from grader.scoring import not_started
-from tests.meta.suite import ROOT
+from tests.meta.suite import ROOT, SAMPLE
 from tests.mistakes import catalog, planted_source
 
 pytestmark = pytest.mark.meta
@@ -202,7 +202,7 @@ def calibration() -> list[tuple[str, str, str, copycheck.Match]]:
         add("oracle pasted in part", p.module, "copy", stub(p.module) + "\n" + pasted_part(p.id), only="oracle")
         add("reference, oracle pasted in part below", p.module, "copy", reference(p.module) + "\n"
             + pasted_part(p.id, lines=60), only="oracle")
-    add("sample (partial)", "flops", "honest", (ROOT / "grader" / "samples" / "partial" / "flops.py").read_text())
+    add("sample (partial)", "flops", "honest", (SAMPLE / "flops.py").read_text())
     return rows
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from grader.registry import BY_ID
-from tests.meta.suite import ROOT, grader_env
+from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import find_mistake, planted_source
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
@@ -109,7 +109,7 @@ def test_an_unreadable_submission_still_writes_results(tmp_path):
 
 def test_the_sample_submission_is_partly_right(tmp_path):
     sample = tmp_path / "sample"
-    shutil.copytree(ROOT / "grader" / "samples" / "partial", sample)
+    shutil.copytree(SAMPLE, sample)
     results = grade(tmp_path, sample)
     assert 0 < results["score"] < FLOPS_POINTS
 
@@ -145,7 +145,7 @@ def test_grade_shows_each_problem_as_it_finishes(tmp_path):
 def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     folder = tmp_path / "submissions"
     (folder / "alice").mkdir(parents=True)
-    shutil.copy(ROOT / "grader" / "samples" / "partial" / "flops.py", folder / "alice" / "flops.py")
+    shutil.copy(SAMPLE / "flops.py", folder / "alice" / "flops.py")
     (folder / "bob.zip").write_text("not a zip")
     out = tmp_path / "grades"
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", "flops",

@@ -1,4 +1,4 @@
-"""Gradescope's autograder (grader/gradescope.py), built by the command and run in a simulated /autograder.
+"""Gradescope's autograder (grader/staff/gradescope.py), built by the command and run in a simulated /autograder.
 
 The zip is unpacked into a temporary root (RA_AUTOGRADER_ROOT) as Gradescope unpacks it into
 /autograder/source, run_autograder is copied to the root, and each case puts an upload in root/submission
@@ -21,9 +21,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import gradescope
+from grader.messages import GRADER_ERROR
 from grader.registry import BY_ID, PROBLEMS
-from grader.scoring import GRADER_ERROR
+from grader.staff import gradescope
 from tests.meta.suite import GRADING_SECRET, ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 
@@ -105,8 +105,9 @@ def test_the_package_holds_the_scripts_the_secret_and_no_meta_tests(autograder):
         assert not (source / absent).exists(), absent
     assert (source / "reference" / "flops.py").is_file() and (source / "tests" / "test_flops.py").is_file()
     # the fingerprints: compare, its inputs and the catalogue of mistakes
-    assert (source / "grader" / "compare.py").is_file() and (source / "tests" / "mistakes" / "flops.py").is_file()
-    assert '-m grader.gradescope "$@"' in (source / "run_autograder").read_text()
+    assert (source / "grader" / "staff" / "compare.py").is_file()
+    assert (source / "tests" / "mistakes" / "flops.py").is_file()
+    assert '-m grader.staff.gradescope "$@"' in (source / "run_autograder").read_text()
     setup = (source / "setup.sh").read_text()
     assert 'TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"' in setup and 'TORCH_PIN="torch==2.13.0"' in setup
     assert "bubblewrap" in setup and "python3.11" in setup and "deadsnakes" in setup
@@ -120,7 +121,7 @@ def test_a_course_can_build_the_package_without_fingerprints(tmp_path):
     assert build(tmp_path, "--no-fingerprints").returncode == 0
     with zipfile.ZipFile(tmp_path / "autograder.zip") as z:
         script = z.read("run_autograder").decode()
-    assert '-m grader.gradescope --no-fingerprints "$@"' in script
+    assert '-m grader.staff.gradescope --no-fingerprints "$@"' in script
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
 
 

@@ -6,8 +6,8 @@ through run_autograder on real uploads."""
 import jsonschema
 import pytest
 
+from grader.messages import GRADER_ERROR
 from grader.scoring import (
-    GRADER_ERROR,
     WORKER_NOTE,
     behaviour_output,
     code_block,

@@ -31,6 +31,37 @@ pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 HOSTILE = Path(__file__).parent / "hostile"
 CASES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REFERENCE = "reference-copy"
+HONEST = "reference-with-honest-habits"
+# An honest solution's unusual habits, appended to a copy of the reference: standard-library helpers that look
+# at the platform or build classes, a thread pool, a cache, a finalizer and logging, in the calls graded.
+HONEST_HABITS = """
+import collections, functools, logging, platform, typing, weakref
+from concurrent.futures import ThreadPoolExecutor
+
+Number = typing.TypeVar("Number", int, float)
+Layer = collections.namedtuple("Layer", "index fan_in fan_out")
+_MACHINE = platform.processor()
+_log = logging.getLogger("flops")
+
+
+class _Record:
+    pass
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_linear_flops(tokens, d_in, d_out):
+    return linear_flops(tokens, d_in, d_out)
+
+
+def mlp_training_flops(batch, dims):
+    layers = [Layer(i, a, b) for i, (a, b) in enumerate(zip(dims, dims[1:]))]
+    with ThreadPoolExecutor(2) as pool:
+        per_layer = list(pool.map(
+            lambda layer: (2 if layer.index == 0 else 3) * _cached_linear_flops(batch, layer.fan_in, layer.fan_out),
+            layers))
+    weakref.finalize(_Record(), _log.debug, "mlp_training_flops on %s: %s", _MACHINE, per_layer)
+    return sum(per_layer)
+"""
 FLOPS_POINTS = BY_ID["flops"].points
 JOBS = 2
 MARK = "ra-hostile"
@@ -112,6 +143,8 @@ def build_corpus(folder: Path, listener: str) -> None:
         (folder / case / "flops.py").write_text(case_source(case, listener))
     (folder / REFERENCE).mkdir()
     shutil.copy(ROOT / "reference" / "flops.py", folder / REFERENCE / "flops.py")
+    (folder / HONEST).mkdir()
+    (folder / HONEST / "flops.py").write_text((ROOT / "reference" / "flops.py").read_text() + HONEST_HABITS)
 
 
 class MachineView:
@@ -252,17 +285,19 @@ def test_no_attack_earns_a_point_or_leaks(corpus, case):
     assert "PYTEST_ADDOPTS" not in text and "hypothesis-profile" not in text, f"{case}: the grader's settings leaked"
 
 
-def test_the_reference_keeps_full_marks_beside_the_attacks(corpus):
-    # a copy of the reference: the copy check (grader/copycheck.py) flags it, and nothing else does
-    assert corpus["rows"][REFERENCE]["status"] == "review"
-    review = json.loads(corpus["results"][REFERENCE])["extra_data"]["review"]
+@pytest.mark.parametrize("honest", [REFERENCE, HONEST])
+def test_the_reference_keeps_full_marks_beside_the_attacks(corpus, honest):
+    # a copy of the reference, alone and with an honest solution's unusual habits: the copy check
+    # (grader/copycheck.py) flags it, and nothing else does (the guard sees no evidence in the habits)
+    assert corpus["rows"][honest]["status"] == "review"
+    review = json.loads(corpus["results"][honest])["extra_data"]["review"]
     assert review and all(line.startswith("[copy] flops.py: ") and "reference/flops.py" in line for line in review)
-    assert json.loads(corpus["results"][REFERENCE])["score"] == FLOPS_POINTS, corpus["results"][REFERENCE][-3000:]
+    assert json.loads(corpus["results"][honest])["score"] == FLOPS_POINTS, corpus["results"][honest][-3000:]
 
 
 def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
     # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
-    # their own (grader/compare.py): every check of this corpus covers that second run too. An attack whose
+    # their own (grader/staff/compare.py): every check of this corpus covers that second run too. An attack whose
     # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
     # import (it kills its own worker at import) as broken: neither is run again.
     assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
@@ -293,6 +328,34 @@ def test_no_network_inside_the_namespaces(corpus):
     if "namespaces" not in sandbox.detect(corpus["mode"]).active:
         pytest.skip("no network namespace in this mode: the network is reachable (the case gains nothing)")
     assert corpus["connections"] == 0
+
+
+# -- an honest solution with unusual habits --------------------------------------------------------------
+
+HONEST_SOLUTIONS = Path(__file__).parent / "honest"
+
+
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagged(view, mode):
+    # written from the spec, not from the reference (the copy check finds nothing): status ok, not review
+    why = available(mode, view)
+    if why:
+        pytest.skip(f"--sandbox {mode} is not available here: {why}")
+    in_view = view if mode == "user" else None
+    tmp = Path(tempfile.mkdtemp(prefix="ra-honest-", dir=view.tmp if in_view else None))
+    os.chmod(tmp, 0o755)
+    try:
+        shutil.copytree(HONEST_SOLUTIONS, tmp / "submission")
+        where = view.inside if in_view else str
+        done = run_grader(["grade", where(tmp / "submission"), "--problem", "adamw", "--out",
+                           where(tmp / "results.json"), "--sandbox", mode], view=in_view)
+        results = json.loads((tmp / "results.json").read_text())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    told = done.stdout.decode(errors="replace")[-3000:] + done.stderr.decode(errors="replace")[-3000:]
+    assert results["score"] == BY_ID["adamw"].points, told
+    assert not results["extra_data"].get("review"), results["extra_data"]["review"]
+    assert done.returncode == 0, told
 
 
 # -- an ordinary user grading their own work ------------------------------------------------------------

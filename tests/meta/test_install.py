@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.meta.suite import ROOT
+from tests.meta.suite import ROOT, SAMPLE
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1500)]
 
@@ -65,7 +65,7 @@ def installed(tmp_path_factory) -> Path:
 
 def test_the_installed_grader_grades_a_submission_locally(installed, tmp_path):
     out = tmp_path / "results.json"
-    graded = run([installed / "resource-grader", "grade", ROOT / "grader" / "samples" / "partial", "--local",
+    graded = run([installed / "resource-grader", "grade", SAMPLE, "--local",
                   "--problem", "flops", "--out", out], tmp_path, 600)
     assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
     assert graded.stdout.startswith("problem / behaviour"), graded.stdout[:2000]

@@ -1,4 +1,4 @@
-"""The student release (grader/release.py), built into a temporary folder and used the way a student would.
+"""The student release (grader/staff/release.py), built into a temporary folder and used the way a student would.
 
 It is the packaging and the tree under test, not pip's download: the release gets a virtual environment of
 its own whose only link to the installed dependencies is a .pth line naming this interpreter's
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import release
 from grader.harness.report import read_test_records
 from grader.messages import LOCAL_TESTS_ONLY
 from grader.registry import BY_ID, PROBLEMS
+from grader.staff import release
 from tests.meta.suite import ROOT, problems_with_tests
 
 # These build a tree and run suites in subprocesses: past the per-test default of 120 s on a loaded machine.

@@ -10,9 +10,10 @@ import jsonschema
 import pytest
 
 from grader.matches import Matches
+from grader.messages import KNOWN_MISTAKES
 from grader.registry import BY_ID, PROBLEMS
 from grader.runner import RunResult
-from grader.scoring import KNOWN_MISTAKES, UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
+from grader.scoring import UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
 
 pytestmark = pytest.mark.meta

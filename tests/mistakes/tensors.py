@@ -268,7 +268,7 @@ def index_consecutive_is_a_view(shape, strides, offset, dim, indices):
 
 def view_result_asks_torch(shape, strides, storage_offset, ops):
     """Builds the tensor and asks torch: right, and exactly what the audit forbids."""
-    from tests.strategies import layout_tensor, torch_op
+    from tests.strategies.tensors import layout_tensor, torch_op
 
     x = y = layout_tensor((tuple(shape), tuple(strides), storage_offset))
     try:

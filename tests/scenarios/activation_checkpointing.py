@@ -2,7 +2,7 @@
 the oracles (plain backward, torch.utils.checkpoint, a store-nothing backward) run the same seeded model in
 the test process, through the same helpers here with another `checkpoint` (torch's: tests/oracles.py).
 
-A model spec (tests/strategies.py `checkpoint_specs`): {"seed", "layers" (L), "batch", "width", "dtype"
+A model spec (`checkpoint_specs`, tests/strategies/): {"seed", "layers" (L), "batch", "width", "dtype"
 ("float64" | "float32"), "dropout" (a probability, 0.0 for none), "x_requires_grad" (bool), "shift"
 (None, or whether the extra tensor argument requires grad), "scale" (a float passed through as a
 non-tensor argument)}.

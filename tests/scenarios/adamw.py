@@ -1,7 +1,7 @@
 """Scenarios for problem adamw: the optimizer under test lives beside the student's code; the same
 trajectories are run through torch.optim.AdamW (the oracle) in the test process (tests/oracles.py).
 
-A trajectory spec (tests/strategies.py `adamw_trajectories`): {"seed", "shapes", "groups": [{"params":
+A trajectory spec (tests/strategies/adamw.py `adamw_trajectories`): {"seed", "shapes", "groups": [{"params":
 [indices], "lr", "betas", "eps", "weight_decay"}], "steps", "has_grad": [[bool per param] per step],
 "grad_scale": [per param], "dtype": "float64" | "float32" | "bfloat16"}, optionally "state_dtype"
 ("float32" or None), "lrs" (a learning rate per step, set on every group before the step, as a

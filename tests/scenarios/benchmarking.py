@@ -4,7 +4,7 @@ the measurements; the code under test runs beside them and returns event logs, T
 data. The oracles (the expected event sequence and the times it implies, the statistics module, the FLOP
 and byte counts of the operations) are computed in the test process.
 
-A benchmark spec (tests/strategies.py `benchmark_specs`): {"warmup": int, "trials": int, "durations":
+A benchmark spec (tests/strategies/benchmarking.py `benchmark_specs`): {"warmup": int, "trials": int, "durations":
 [seconds of work each call of fn queues, in call order, warm-up calls first], "launch": seconds the host
 spends launching one call, "start": the clock's first reading}.
 """

@@ -3,7 +3,7 @@ spec (seeded, so the same in every process); the code under test runs beside the
 losses, parameters and measured bytes as data. The oracles (a plain full-batch backward, a plain step of
 torch.optim.SGD, the saved-activation peak of a plain backward) run in the test process.
 
-A spec (tests/strategies.py `grad_accum_specs`): {"seed": int, "sizes": [d_in, hidden, d_out], "batch": N,
+A spec (`grad_accum_specs`, tests/strategies/): {"seed": int, "sizes": [d_in, hidden, d_out], "batch": N,
 "micro_batch_size": int, "seq": 0 (inputs (N, d_in)) or a length (inputs (N, seq, d_in)), "loss": "mse" |
 "cross_entropy", "dtype": "float64" | "float32", "stale": bool (the parameters hold a stale gradient
 before the call)}; for `train`, also "steps", "lr", "momentum".

@@ -1,5 +1,5 @@
 """Gradescope's autograder: `resource-grader gradescope OUT.zip` (or `make gradescope`) builds it, and
-`run_autograder` runs `python -m grader.gradescope` in it for every submission.
+`run_autograder` runs `python -m grader.staff.gradescope` in it for every submission.
 
 Gradescope's format: a zip with `setup.sh` and `run_autograder` at its top. Gradescope unpacks it into
 /autograder/source, runs setup.sh there once (as root, on its Ubuntu image) to build the image, then for each
@@ -13,13 +13,13 @@ image fails the build instead of grading students.
 The zip (mode 0600) holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given
 code, the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
 whose fingerprints name the catalogued mistakes a failed problem's answers match, pyproject.toml), setup.sh
-(from grader/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
-grader/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
+(from grader/staff/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
+grader/staff/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
 the course secret as `grading-secret` (mode 0600), taken from --secret-file, $RA_GRADING_SECRET_FILE or
 $RA_GRADING_SECRET: the generated tests' inputs come from it and the submission (grader/seed.py). It is
 the only place outside the course staff's hands that the secret goes; the student release never has it.
 
-In the container, `python -m grader.gradescope [grade options]` grades the submission with the course
+In the container, `python -m grader.staff.gradescope [grade options]` grades the submission with the course
 secret into the results file. The autograder's root is $RA_AUTOGRADER_ROOT (default /autograder), so
 that the meta-tests can run it in a temporary folder; run_autograder's interpreter is
 $RA_AUTOGRADER_PYTHON (default: the venv setup.sh makes, /autograder/source/.venv/bin/python).
@@ -139,7 +139,7 @@ def autograde(argv: list[str]) -> int:
     root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
     secret = root / "source" / SECRET_NAME
     if not secret.is_file():
-        print(f"grader.gradescope: no {secret}: build the autograder with `resource-grader gradescope`",
+        print(f"grader.staff.gradescope: no {secret}: build the autograder with `resource-grader gradescope`",
               file=sys.stderr)
         return 2
     os.chmod(secret, 0o600)  # whatever the unpacking did: the grader's user alone reads it

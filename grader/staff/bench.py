@@ -1,7 +1,7 @@
 """Benchmark the suite and the grader (figures printed, never asserted):
 
-    python -m grader.bench              # or: make bench
-    python -m grader.bench --grade-only # only the grading of a full submission
+    python -m grader.staff.bench              # or: make bench
+    python -m grader.staff.bench --grade-only # only the grading of a full submission
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -53,8 +53,11 @@ def stub_suite_seconds(runs: int = 3) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m grader.bench")
+    parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
+    parser.add_argument("--record", action="store_true",
+                        help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and the README's "
+                             "table of them")
     options = parser.parse_args(argv)
     if not options.grade_only:
         pytest = [sys.executable, "-m", "pytest", "-q"]
@@ -65,21 +68,81 @@ def main(argv: list[str] | None = None) -> None:
               f"median of 3; target under 10 s on 2 cores; load {os.getloadavg()[0]:.1f})")
     one_core = ["taskset", "-c", "0"] if shutil.which("taskset") else []
     where = ", one core" if one_core else ""
+    gradings = []
+
+    def measure(what: str, modules: dict[str, str], options: list[str] = ()) -> None:
+        measured = grade_measured(modules, one_core, options)
+        report(what + where, measured)
+        gradings.append(figures_of(what, *measured))
+
     modules = {p.module: (OFFICIAL_ROOT / "reference" / f"{p.module}.py").read_text() for p in registry.PROBLEMS}
-    report(f"grader, full correct submission{where}", grade_measured(modules, one_core))
+    measure("a full correct submission", modules)
     planted = planted_mistakes()
     print(f"\nplanted: {', '.join(f'{p}:{m}' for p, m in planted.items())}")
     from tests.mistakes import planted_source
 
     modules.update({problem: planted_source(problem, [mistake]) for problem, mistake in planted.items()})
-    for options in ([], ["--no-fingerprints"]):
-        report(f"grader, one mistake in each of {len(planted)} problems{where} {' '.join(options) or '(fingerprints)'}",
-               grade_measured(modules, one_core, options))
+    measure(f"one catalogued mistake in each of {len(planted)} problems, with its fingerprints", modules)
+    measure("the same, `--no-fingerprints`", modules, ["--no-fingerprints"])
+    if options.record:
+        figures = {"measured": time.strftime("%Y-%m-%d"), "where": machine(bool(one_core)), "gradings": gradings}
+        FIGURES.write_text(json.dumps(figures, indent=1) + "\n")
+        README.write_text(with_figures(README.read_text(), figures))
+        print(f"\nrecorded in {FIGURES.relative_to(OFFICIAL_ROOT)} and {README.relative_to(OFFICIAL_ROOT)}")
+
+
+# -- the recorded figures, and the README's table of them ----------------------------------------------------
+
+FIGURES = Path(__file__).with_name("figures.json")
+README = OFFICIAL_ROOT / "README.md"
+BEGIN = "<!-- figures: written by `python -m grader.staff.bench --grade-only --record`, not by hand -->"
+END = "<!-- end of figures -->"
+
+
+def figures_of(what: str, peak: "Peak", results: dict) -> dict:
+    """One grading's figures, as recorded."""
+    staff = results.get("extra_data", {})
+    return {"what": what, "seconds": round(peak.seconds, 1), "pss_mib": round(peak.pss), "rss_mib": round(peak.rss),
+            "score": results.get("score"), "examples": sum(staff.get("examples_per_problem", {}).values()),
+            "seconds_per_problem": staff.get("seconds_per_problem", {}),
+            "examples_per_problem": staff.get("examples_per_problem", {})}
+
+
+def machine(one_core: bool) -> str:
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "an unnamed CPU")
+    return (f"{'one core of ' if one_core else ''}a {os.cpu_count()}-core machine ({model}), "
+            f"load {os.getloadavg()[0]:.1f} at the end")
+
+
+def figures_table(figures: dict) -> str:
+    """The README's block: the gradings, then each problem's share of the correct submission's grading."""
+    lines = [BEGIN, "", f"Measured {figures['measured']} on {figures['where']}; peak memory is the whole grading "
+             "tree's, summed PSS (what a container's limit charges) and summed RSS.", "",
+             "| grading | seconds | peak PSS | peak RSS | examples | score |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for g in figures["gradings"]:
+        lines.append(f"| {g['what']} | {g['seconds']:.1f} | {g['pss_mib']} MiB | {g['rss_mib']} MiB | "
+                     f"{g['examples']} | {g['score']:g} |")
+    correct = figures["gradings"][0]
+    lines += ["", f"Each problem's tests in the first ({correct['what']}), its worker's start included:", "",
+              "| problem | seconds | examples |", "| --- | ---: | ---: |"]
+    for problem, seconds in sorted(correct["seconds_per_problem"].items(), key=lambda item: -item[1]):
+        lines.append(f"| {problem} | {seconds:.1f} | {correct['examples_per_problem'].get(problem, 0)} |")
+    return "\n".join(lines + ["", END])
+
+
+def with_figures(readme: str, figures: dict) -> str:
+    """`readme` with its figures block replaced by `figures_table(figures)`."""
+    head, found, rest = readme.partition(BEGIN)
+    if not found or END not in rest:
+        raise SystemExit(f"README.md has no figures block ({BEGIN} ... {END}) to write")
+    return head + figures_table(figures) + rest.split(END, 1)[1]
 
 
 def planted_mistakes() -> dict[str, str]:
     """problem -> the first catalogued mistake of it that compare can name (its functions all comparable)."""
-    from grader import compare, compare_inputs
+    from grader.staff import compare, compare_inputs
     from tests.mistakes import catalog
 
     planted = {}

@@ -8,7 +8,7 @@ What it holds, copied from the official tree (RELEASED, less WITHHELD):
     grader/        `resource-grader grade` for self-checks (local tests, public inputs) and `doctor`; the
                    harness (grader/harness/), which the tests run through
     handout.md, conftest.py
-    README.md, Makefile, .gitignore      the students' own (grader/kit/)
+    README.md, Makefile, .gitignore      the students' own (grader/staff/kit/)
     pyproject.toml the official one without the reference package and the staff's package data
 
 What it never holds (WITHHELD), because it is or contains a solution, or needs one to run:
@@ -17,11 +17,10 @@ What it never holds (WITHHELD), because it is or contains a solution, or needs o
     tests/mistakes/        the catalogue of wrong solutions: many are one fix away from right
     tests/meta/            the suite's own tests: they import the reference and the mistakes
     tests/benchmarks/      imports the reference (mini_einops' overhead)
-    grader/bench.py        grades a copy of the reference
-    grader/samples/        the sample submission: half of `flops` solved (matmul_flops, linear_flops,
-                           approx_training_flops, mfu are the reference's, as `check` finds)
-    grader/release.py, grader/gradescope.py, grader/kit/   course staff's tools (and the secret's way in)
-    grader/compare.py, grader/compare_inputs.py            course staff's: they run the reference and the mistakes
+    grader/staff/          course staff's tools, as one folder: compare and its inputs (they run the reference
+                           and the mistakes), bench (grades a copy of the reference), release, gradescope and
+                           their kit (the secret's way in), and the sample submission (half of `flops` solved:
+                           matmul_flops, linear_flops, approx_training_flops, mfu are the reference's)
 
 `check(OUT)` proves it: no withheld path, no import of a withheld module, and no function whose body is
 a function of `reference/` or `tests/mistakes/` (compared as ASTs, name and docstring aside). `build`
@@ -46,9 +45,9 @@ JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothe
 # The official pyproject.toml, edited: each (old, new) must match exactly once, so that a change of the
 # official file that this does not know about stops the release instead of shipping something unchecked.
 PYPROJECT_EDITS = (
-    ('packages = ["assignment", "reference", "grader", "grader.harness"]',
+    ('packages = ["assignment", "reference", "grader", "grader.harness", "grader.staff"]',
      'packages = ["assignment", "grader", "grader.harness"]'),
-    ('grader = ["samples/*/*.py", "kit/*"]', 'grader = []'),
+    ('[tool.setuptools.package-data]\n"grader.staff" = ["samples/*/*.py", "kit/*"]\n\n', ''),
 )
 
 
@@ -97,7 +96,7 @@ def release_pyproject(text: str) -> str:
     for old, new in PYPROJECT_EDITS:
         if text.count(old) != 1:
             raise ReleaseError(f"pyproject.toml: expected exactly one {old!r} to edit for the release; "
-                               "update grader/release.py's PYPROJECT_EDITS to the new pyproject.toml")
+                               "update grader/staff/release.py's PYPROJECT_EDITS to the new pyproject.toml")
         text = text.replace(old, new)
     return text
 

@@ -1,5 +1,5 @@
 """What `resource-grader compare` calls, per problem: each comparable function, the hypothesis strategy its
-inputs are drawn from (the suite's own strategies, tests/strategies.py, as the differential tests combine
+inputs are drawn from (the suite's own strategies, tests/strategies/, as the differential tests combine
 them), and the tolerance its tests compare with. Functions that only make sense inside a scenario (a
 training loop, a timing, a file written) are listed in NOT_COMPARABLE with the reason.
 
@@ -17,6 +17,11 @@ from hypothesis import strategies as st
 from assignment.given import HARDWARE, FloatFormat
 from tests import strategies as s
 from tests.common.mini_einops import FLOAT_TOL
+from tests.strategies import flops as s_flops
+from tests.strategies import memory as s_memory
+from tests.strategies import mini_einops as s_mini_einops
+from tests.strategies import precision as s_precision
+from tests.strategies import tensors as s_tensors
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,7 @@ class Entry:
     covers: tuple = ()
     normalize: Callable | None = None  # answer -> the part compared (both sides)
     tolerance: str = "exact"
-    pool: int = 5  # examples generated per one kept (grader/compare.py draw_inputs)
+    pool: int = 5  # examples generated per one kept (grader/staff/compare.py draw_inputs)
     label: str = ""  # where one function has several entries (inputs of different kinds)
 
     @property
@@ -62,10 +67,10 @@ def _flops() -> list[Entry]:
     from tests.scenarios import flops as scenarios
 
     batches, seqs = st.integers(1, 4), st.integers(1, 12)
-    model = st.tuples(s.transformer_configs(), batches, seqs)
+    model = st.tuples(s_flops.transformer_configs(), batches, seqs)
 
     program = st.builds(lambda ops, backward: {"kind": "program", "ops": ops, "backward": backward},
-                        s.matmul_programs(), st.booleans())
+                        s_flops.matmul_programs(), st.booleans())
 
     @st.composite
     def mlp(draw):
@@ -91,9 +96,9 @@ def _flops() -> list[Entry]:
         Entry("training_step_flops", plain(model)),
         Entry("mlp_training_flops", plain(st.tuples(st.integers(1, 9), st.lists(st.integers(1, 12), min_size=2,
                                                                                  max_size=5)))),
-        Entry("transformer_param_count", plain(st.tuples(s.transformer_configs()))),
+        Entry("transformer_param_count", plain(st.tuples(s_flops.transformer_configs()))),
         Entry("approx_training_flops", plain(s.big_sizes(2))),
-        Entry("attention_flops_fraction", plain(st.tuples(s.transformer_configs(), seqs)), rel=rel,
+        Entry("attention_flops_fraction", plain(st.tuples(s_flops.transformer_configs(), seqs)), rel=rel,
               tolerance=_rel(rel)),
         Entry("training_days", plain(st.tuples(st.floats(1e6, 1e12), st.floats(1e6, 1e14), st.integers(1, 4096),
                                                st.floats(1e12, 1e16), st.floats(0.01, 1.0))),
@@ -117,7 +122,7 @@ def _memory() -> list[Entry]:
     every = sorted({v for v in vars(torch).values() if isinstance(v, torch.dtype)}, key=str)
     dtypes = st.sampled_from(every) | st.sampled_from([d for d in every if str(d).endswith("x2")] or every)
     optimizers = st.sampled_from(sorted(scenarios.OPTIMIZERS))
-    policy = s.precision_policies()
+    policy = s_memory.precision_policies()
     n = st.integers(0, 10**13)
     return [
         Entry("tensor_bytes", plain(st.tuples(st.lists(st.integers(0, 10**6), max_size=4).map(tuple), dtypes))),
@@ -126,13 +131,14 @@ def _memory() -> list[Entry]:
         Entry("max_trainable_params", plain(st.tuples(n | n.map(float), policy, optimizers))),
         Entry("mlp_activation_bytes", plain(st.tuples(s.distinct_sizes(3, 1, 300), dtypes).map(
             lambda t: (*t[0], t[1])))),
-        Entry("parameter_count", plain(st.tuples(s.module_specs())), scenario=scenarios.parameters,
+        Entry("parameter_count", plain(st.tuples(s_memory.module_specs())), scenario=scenarios.parameters,
               covers=("parameter_count",), normalize=lambda answer: answer["count"]),
-        Entry("parameter_bytes", plain(st.tuples(s.module_specs())), scenario=scenarios.parameters,
+        Entry("parameter_bytes", plain(st.tuples(s_memory.module_specs())), scenario=scenarios.parameters,
               covers=("parameter_bytes",), normalize=lambda answer: answer["bytes"]),
-        Entry("SavedActivations", plain(st.tuples(s.stack_specs())), scenario=scenarios.saved, tensor_tol=GRAD_TOL,
+        Entry("SavedActivations", plain(st.tuples(s_memory.stack_specs())), scenario=scenarios.saved,
+              tensor_tol=GRAD_TOL,
               tolerance="counts exact; gradients float32 1e-5, float64 1e-12, bfloat16 1e-2"),
-        Entry("SavedActivations entered twice", plain(st.tuples(s.stack_specs(), s.stack_specs())),
+        Entry("SavedActivations entered twice", plain(st.tuples(s_memory.stack_specs(), s_memory.stack_specs())),
               scenario=scenarios.saved_twice, covers=("SavedActivations",)),
     ]
 
@@ -178,49 +184,49 @@ def _roofline() -> list[Entry]:
 def _tensors() -> list[Entry]:
     from tests.common.tensors import DTYPES, addressing
 
-    chains = s.op_chains()
-    fresh = st.tuples(s.op_chains(fresh=True, must_succeed=True), st.sampled_from(DTYPES)).map(
+    chains = s_tensors.op_chains()
+    fresh = st.tuples(s_tensors.op_chains(fresh=True, must_succeed=True), st.sampled_from(DTYPES)).map(
         lambda t: (t[0][0][0], t[1], t[0][1]))
 
     @st.composite
     def offsets(draw):
-        shape, strides, offset = draw(s.tensor_layouts())
+        shape, strides, offset = draw(s_tensors.tensor_layouts())
         index = tuple(draw(st.integers(0, max(size - 1, 0))) for size in shape)
         return index, strides, offset
 
     @st.composite
     def views(draw):
-        shape, strides, _ = draw(s.tensor_layouts())
-        return shape, strides, draw(s.view_shapes(shape, wrong=True))
+        shape, strides, _ = draw(s_tensors.tensor_layouts())
+        return shape, strides, draw(s_tensors.view_shapes(shape, wrong=True))
 
     @st.composite
     def one_op(draw):
-        layout, ops = draw(s.single_ops(draw(st.sampled_from(sorted(s.TENSOR_OP_FAMILIES)))))
+        layout, ops = draw(s_tensors.single_ops(draw(st.sampled_from(sorted(s_tensors.TENSOR_OP_FAMILIES)))))
         return (*layout, [draw(st.sampled_from(ops))] if ops else [("contiguous",)])
 
     @st.composite
     def op_of(draw, name):
-        layout = draw(s.tensor_layouts())
+        layout = draw(s_tensors.tensor_layouts())
         try:
-            return (*layout, [s._draw_op(draw, layout[0], name)])
+            return (*layout, [s_tensors._draw_op(draw, layout[0], name)])
         except LookupError:
             assume(False)
 
     @st.composite
     def size_one_inside(draw):  # a contiguous layout with a size-1 dimension of a stride that matches nothing
         shape = list(draw(s.distinct_sizes(draw(st.integers(2, 3)), 2, 6)))
-        strides = list(s.torch_contiguous_strides(tuple(shape)))
+        strides = list(s_tensors.torch_contiguous_strides(tuple(shape)))
         at = draw(st.integers(1, len(shape) - 1))
         shape.insert(at, 1)
         strides.insert(at, draw(st.integers(0, 50)))
-        return tuple(shape), tuple(strides), draw(s.view_shapes(tuple(shape)))
+        return tuple(shape), tuple(strides), draw(s_tensors.view_shapes(tuple(shape)))
 
     @st.composite
     def fresh_expanded(draw):  # a fresh tensor with a size-1 dimension, expanded
-        shape = list(draw(s.tensor_layouts(min_numel=1))[0]) or [1]
+        shape = list(draw(s_tensors.tensor_layouts(min_numel=1))[0]) or [1]
         shape[draw(st.integers(0, len(shape) - 1))] = 1
         try:
-            op = s._draw_op(draw, tuple(shape), "expand")
+            op = s_tensors._draw_op(draw, tuple(shape), "expand")
         except LookupError:
             assume(False)
         return tuple(shape), draw(st.sampled_from(DTYPES)), [op]
@@ -232,10 +238,10 @@ def _tensors() -> list[Entry]:
     return [
         entry("contiguous_strides", st.tuples(st.lists(st.integers(0, 6), max_size=4).map(tuple))),
         entry("element_offset", offsets()),
-        entry("is_contiguous", s.tensor_layouts().map(lambda layout: layout[:2])),
+        entry("is_contiguous", s_tensors.tensor_layouts().map(lambda layout: layout[:2])),
         entry("can_view", views()),
         entry("can_view", size_one_inside(), label="can_view (size-1 dimension inside a run)"),
-        *[entry("view_result", op_of(op), label=f"view_result ({op})") for op in s.TENSOR_OPS],
+        *[entry("view_result", op_of(op), label=f"view_result ({op})") for op in s_tensors.TENSOR_OPS],
         entry("view_result", chains.map(lambda c: (*c[0], c[1])), label="view_result (chains)"),
         entry("nbytes", fresh, label="nbytes (chains)"),
         entry("nbytes", fresh_expanded(), label="nbytes (expand)"),
@@ -260,17 +266,18 @@ def _precision() -> list[Entry]:
     @st.composite
     def quantize_inputs(draw):
         fmt = draw(st.sampled_from(formats))
-        values = draw(st.lists(s.fp32_near_grid(fmt.exponent_bits, min(fmt.mantissa_bits, 10), fmt.bias),
+        values = draw(st.lists(s_precision.fp32_near_grid(fmt.exponent_bits, min(fmt.mantissa_bits, 10), fmt.bias),
                                min_size=1, max_size=30))
-        specials = draw(st.lists(s.fp32_bits(), max_size=6))
+        specials = draw(st.lists(s_precision.fp32_bits(), max_size=6))
         extremes = [math.inf, -math.inf, math.nan]  # as the small formats' test adds them
         return torch.cat([torch.tensor(values + extremes, dtype=torch.float32), tensor_from_bits(specials)]), fmt
 
-    nvfp4 = s.nvfp4_inputs(max_dynamic_range=12).map(lambda data: torch.tensor(data, dtype=torch.float32))
+    nvfp4 = s_precision.nvfp4_inputs(max_dynamic_range=12).map(lambda data: torch.tensor(data, dtype=torch.float32))
     exact_nan = "exact, bit for bit (NaN equals NaN)"
     return [
         Entry("float_format", plain(st.tuples(st.sampled_from([TORCH_FORMATS[n][0] for n in TORCH_FORMATS])))),
-        Entry("round_to_bf16", plain(st.tuples(st.lists(s.fp32_bits(), min_size=1, max_size=40).map(tensor_from_bits))),
+        Entry("round_to_bf16", plain(st.tuples(st.lists(s_precision.fp32_bits(), min_size=1, max_size=40)
+                                               .map(tensor_from_bits))),
               tolerance=exact_nan),
         Entry("quantize", plain(quantize_inputs()), tolerance=exact_nan),
         Entry("nvfp4_quantize", plain(st.tuples(nvfp4)), rel=1e-6,
@@ -307,7 +314,7 @@ def _ellipsis_reduced(draw) -> dict:
     right = [a for a in left if a != "..." and draw(st.booleans())]
     shape = sizes[: len(sizes)]
     return {"kind": "reduce", "pattern": " ".join(left) + " -> " + " ".join(right), "shapes": [shape],
-            "axes_lengths": {}, "reduction": draw(st.sampled_from(s.EINOPS_REDUCTIONS)),
+            "axes_lengths": {}, "reduction": draw(st.sampled_from(s_mini_einops.EINOPS_REDUCTIONS)),
             "dtype": draw(st.sampled_from(["float32", "float64"])), "seed": draw(st.integers(0, 2**16)),
             "mutation": None}
 
@@ -318,8 +325,8 @@ def _mini_einops() -> list[Entry]:
     for kind in ("rearrange", "reduce", "repeat", "einsum"):
         tol = {} if kind in ("rearrange", "repeat") else FLOAT_TOL
         tolerance = "float32 1e-5, float64 1e-12" if tol else "exact (torch.equal)"
-        valid = s.einsum_specs() if kind == "einsum" else s.einops_specs(kind)
-        near = s.einsum_near_misses() if kind == "einsum" else s.einops_near_misses(kind)
+        valid = s_mini_einops.einsum_specs() if kind == "einsum" else s_mini_einops.einops_specs(kind)
+        near = s_mini_einops.einsum_near_misses() if kind == "einsum" else s_mini_einops.einops_near_misses(kind)
         entries.append(Entry(kind, valid.map(_einops_call), tensor_tol=tol, tolerance=tolerance))
         entries.append(Entry(kind, near.map(_einops_call), tensor_tol=tol, label=f"{kind} (near-misses)",
                              tolerance=tolerance + "; errors by class"))

@@ -2,7 +2,7 @@
 
 The submission's functions run the way grading runs them (the seam's worker, in the sandbox unless
 --no-sandbox) and the reference's in this process, on the same inputs: drawn from the suite's hypothesis
-strategies (grader/compare_inputs.py) with a seed of their own per function, so a rerun shows the same
+strategies (grader/staff/compare_inputs.py) with a seed of their own per function, so a rerun shows the same
 table. Per function: each input, both answers and the verdict (within the tolerance the tests use), the
 first divergence marked `>>`; then the catalogued mistakes (tests/mistakes/) whose answers equal the
 student's on every input ("fingerprints"). Functions that need a scenario say so instead.
@@ -181,8 +181,8 @@ class Comparer:
 
     def __init__(self, problems: list[str], functions: list[str] | None = None, examples: int = EXAMPLES):
         _prepare()
-        from grader import compare_inputs
         from grader.harness.local import LocalPackage
+        from grader.staff import compare_inputs
 
         self.reference = LocalPackage("reference")
         self.problems = problems
@@ -543,6 +543,6 @@ def mistake_descriptions(comparer: Comparer) -> dict:
 def compare_inputs_problems() -> list[str]:
     """The problems compare has inputs for (the others' functions all need a scenario)."""
     _prepare()
-    from grader import compare_inputs
+    from grader.staff import compare_inputs
 
     return list(compare_inputs.BUILDERS)

@@ -17,7 +17,7 @@
 # `setup.sh --check-python PYTHON` runs the interpreter check alone (tests/meta/test_gradescope.py).
 set -euo pipefail
 SOURCE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-TORCH_PIN="{torch_pin}"  # from pyproject.toml, by grader/gradescope.py
+TORCH_PIN="{torch_pin}"  # from pyproject.toml, by grader/staff/gradescope.py
 PYTHON_MIN=(3 11)  # requires-python, and the version of the CPU wheels the pins were measured with
 TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
 export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1

@@ -1,0 +1,9 @@
+"""Course staff's tools, withheld from the student release as one folder (grader/harness/boundary.py STAFF):
+
+    compare.py, compare_inputs.py   one submission against the reference, function by function, and the
+                                    catalogued mistakes its answers match (the fingerprints grading adds)
+    release.py, kit/                the student repository (`resource-grader release`)
+    gradescope.py, kit/             Gradescope's autograder zip (`resource-grader gradescope`)
+    bench.py                        the grader's figures: time, memory, examples (`make bench`)
+    samples/                        a partial submission for `make grade` and the TA tools' tests
+"""

@@ -1,0 +1,87 @@
+"""An honest AdamW written from the spec, with habits the guard must not mistake for an attack: a TypeVar, a
+namedtuple, the platform's processor name, a thread pool, a cache, a finalizer and logging, in the calls
+graded. tests/meta/test_hostile.py grades it: full marks, status ok."""
+
+import collections
+import functools
+import logging
+import math
+import platform
+import typing
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+Number = typing.TypeVar("Number", int, float)
+Hyper = collections.namedtuple("Hyper", "lr beta1 beta2 eps decay")
+MACHINE = platform.processor()
+log = logging.getLogger("honest-adamw")
+
+
+@functools.lru_cache(maxsize=4096)
+def corrections(beta1: float, beta2: float, t: int) -> tuple[float, float]:
+    return 1.0 - beta1**t, 1.0 - beta2**t
+
+
+class _StepRecord:
+    pass
+
+
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, state_dtype=None):
+        for name, value in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay)):
+            if value < 0:
+                raise ValueError(f"{name} must not be negative, got {value}")
+        for beta in betas:
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"each beta must lie in [0, 1), got {betas}")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                                  "state_dtype": state_dtype})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        result = None
+        if closure is not None:
+            with torch.enable_grad():
+                result = closure()
+        jobs = []
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            hyper = Hyper(group["lr"], beta1, beta2, group["eps"], group["weight_decay"])
+            jobs += [(p, hyper, group["state_dtype"]) for p in group["params"] if p.grad is not None]
+        with ThreadPoolExecutor(max_workers=2) as pool:  # parameters are independent: update them side by side
+            list(pool.map(lambda job: self._one(*job), jobs))
+        weakref.finalize(_StepRecord(), log.debug, "AdamW stepped %d parameters on %s", len(jobs), MACHINE)
+        return result
+
+    @torch.no_grad()  # grad mode is per thread: the pool's threads do not inherit step's
+    def _one(self, p, hyper, state_dtype):
+        work_dtype = state_dtype if state_dtype is not None else p.dtype
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = 0
+            state["exp_avg"] = torch.zeros(p.shape, dtype=work_dtype, device=p.device)
+            state["exp_avg_sq"] = torch.zeros(p.shape, dtype=work_dtype, device=p.device)
+        state["step"] = t = state["step"] + 1
+        g = p.grad.to(work_dtype)
+        w = p.to(work_dtype) * (1.0 - hyper.lr * hyper.decay)
+        m = state["exp_avg"]
+        v = state["exp_avg_sq"]
+        m.mul_(hyper.beta1).add_(g, alpha=1.0 - hyper.beta1)
+        v.mul_(hyper.beta2).add_(g * g, alpha=1.0 - hyper.beta2)
+        c1, c2 = corrections(hyper.beta1, hyper.beta2, t)
+        w = w - (hyper.lr / c1) * m / (v.sqrt() / math.sqrt(c2) + hyper.eps)
+        p.copy_(w)
+
+
+def optimizer_state_bytes(optimizer):
+    total = 0
+    for per_parameter in optimizer.state.values():
+        for value in per_parameter.values():
+            if torch.is_tensor(value):
+                total += value.numel() * value.element_size()
+    return total
+
+
+__all__ = ["AdamW", "optimizer_state_bytes"]

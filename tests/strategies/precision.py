@@ -1,0 +1,87 @@
+"""Strategies of problem precision (tests/test_precision.py): float32 bit patterns, values near a format's
+grid, NVFP4 blocks, mixed-precision runs."""
+
+from hypothesis import strategies as st
+
+from tests.strategies import distinct_sizes
+
+# float32 bit patterns worth trying on every rounding function: zeros, subnormals, ties and near-ties of
+# the 16 bits that bf16 drops (1 + 2^-8 rounds down to even, 1 + 3*2^-8 up), the largest finite values
+# (0x7F7F8000 rounds to inf), infinities, and NaNs whose payload would carry into the exponent or the sign.
+FP32_SPECIAL_BITS = (
+    0x00000000, 0x80000000, 0x00000001, 0x00007FFF, 0x00008000, 0x00018000, 0x007FFFFF, 0x80008000,
+    0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001, 0x32ABCC77, 0x7F7FFFFF, 0x7F7F7FFF, 0x7F7F8000,
+    0xFF7F8000, 0x7F800000, 0xFF800000, 0x7F800001, 0x7F807FFF, 0x7FBFFFFF, 0x7FC00000, 0x7FFFFFFF,
+    0xFFFFFFFF, 0xFF800001,
+)
+
+
+# exponent fields; the last kind adds the largest normals that round up to inf (each kind has inputs that change)
+FP32_BIT_KINDS = {"normal": (1, 254), "subnormal or zero": (0, 0), "inf, NaN or overflow": (255, 255)}
+
+
+def fp32_bits(kind: str | None = None):
+    """One float32 bit pattern, as an unsigned int: any, a special one, or one whose lower 16 bits are a
+    tie or a near-tie; with `kind` (FP32_BIT_KINDS), only those whose exponent field is of that kind, except
+    that "inf, NaN or overflow" also draws the largest finite floats, those that round to inf in bf16 (their
+    exponent field is 254: "normal" draws them too)."""
+    tails = st.sampled_from([0x8000, 0x7FFF, 0x8001, 0x0000, 0xFFFF])
+    if kind is None:
+        return st.one_of(st.integers(0, 2**32 - 1), st.sampled_from(FP32_SPECIAL_BITS),
+                         st.builds(lambda upper, tail: (upper << 16) | tail, st.integers(0, 0xFFFF), tails))
+    low, high = FP32_BIT_KINDS[kind]
+    specials = [b for b in FP32_SPECIAL_BITS if low <= (b >> 23) & 0xFF <= high]
+    exponents, signs = st.integers(low, high), st.integers(0, 1)
+    kinds = [
+        st.builds(lambda s, e, mantissa: s << 31 | e << 23 | mantissa, signs, exponents, st.integers(0, 2**23 - 1)),
+        st.sampled_from(specials),
+        st.builds(lambda s, e, upper, tail: s << 31 | e << 23 | upper << 16 | tail, signs, exponents,
+                  st.integers(0, 0x7F), tails)]
+    if kind == "inf, NaN or overflow":  # 0x7F7F8000 and up: finite in float32, inf in bf16
+        kinds.append(st.builds(lambda s, tail: s << 31 | 0x7F7F0000 | tail, signs, st.integers(0x8000, 0xFFFF)))
+    return st.one_of(kinds)
+
+
+@st.composite
+def fp32_near_grid(draw, exponent_bits: int, mantissa_bits: int, bias: int) -> float:
+    """A float32 value on or near the grid of a format with these fields: a grid point, the midpoint of two
+    neighbours (a tie), one float32 step either side of a midpoint, or a random point between; from
+    below the subnormals to beyond the largest value; either sign."""
+    import numpy as np
+
+    e = draw(st.integers(-bias - mantissa_bits - 1, min(2**exponent_bits - bias, 126)))
+    ulp = 2.0 ** (max(e, 1 - bias) - mantissa_bits)
+    k = draw(st.integers(0, 2 ** (mantissa_bits + 1) - 1))
+    kind = draw(st.sampled_from(["point", "tie", "below_tie", "above_tie", "between"]))
+    value = k * ulp + {"point": 0.0, "between": draw(st.floats(0, 1)) * ulp}.get(kind, ulp / 2)
+    value = np.float32(value)
+    if kind in ("below_tie", "above_tie"):
+        value = np.nextafter(value, np.float32(-np.inf if kind == "below_tie" else np.inf))
+    return float(value) * draw(st.sampled_from([1.0, -1.0]))
+
+
+@st.composite
+def nvfp4_inputs(draw, max_dynamic_range: int = 4) -> list:
+    """Nested lists of finite float32-representable values of shape (rows, 16 * blocks), each block at its
+    own magnitude (2^-range .. 2^range times a common base, reached by one of its values), so per-block
+    scales matter; with the default range every block scale is in e4m3's normal range."""
+    rows, blocks = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    base = 2.0 ** draw(st.integers(-20, 20))
+    data = []
+    for _ in range(rows):
+        row = []
+        for _ in range(blocks):
+            magnitude = base * 2.0 ** draw(st.integers(-max_dynamic_range, max_dynamic_range))
+            block = draw(st.lists(st.floats(-1, 1, width=32), min_size=16, max_size=16))
+            block[draw(st.integers(0, 15))] = draw(st.sampled_from([0.5, -0.75, 1.0, -1.0]))  # the block's amax
+            row += [magnitude * v for v in block]
+        data.append(row)
+    return data
+
+
+@st.composite
+def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
+    """Specs of tests/scenarios/precision.py's `mixed_steps`: a 2-layer MLP of distinct sizes, 2 steps."""
+    return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 1, 12)),
+            "batch": draw(st.integers(1, 8)), "steps": 2, "dtype": dtype,
+            "init_scale": 2.0**10 if dtype == "float16" else None, "lr": 0.1}
