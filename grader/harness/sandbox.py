@@ -34,7 +34,8 @@ machine allows it (`resource-grader doctor` says which are and why):
                                guard; a grade never depends on it alone.
 7. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
                                (user layer) whatever its uid left in the shared temporary folders, and its
-                               ACL entries on the oracles' files.
+                               ACL entries on the oracles' files. A grader killed outright (SIGKILL) cannot:
+                               the next sandbox opened on the machine removes its folders (`sweep_stale`).
 
 The folders of one grading, under one temporary folder that others may cross but not list:
 
@@ -508,6 +509,52 @@ def _notes(layers: tuple[str, ...]) -> list[str]:
 # -- one grading's sandbox, and its teardown ----------------------------------------------------------
 
 OPEN: set["Sandbox"] = set()  # the sandboxes not yet torn down: what a grader stopped by SIGTERM tears down
+PREFIX = "ra-grade-"  # a sandbox's folder in the temporary folder
+STALE_AFTER = 60  # seconds: younger, a folder may be one whose grader has not locked it yet
+
+
+def _lock(folder: Path) -> int:
+    """An open descriptor of `folder` holding its lock: the kernel releases it when the grader dies, however."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def sweep_stale(tmp: Path | None = None, older_than: float = STALE_AFTER) -> list[str]:
+    """Remove the sandboxes of graders killed outright (SIGKILL: the OOM killer, a lost cluster worker), which
+    could not tear down their own: each folder of the temporary folder `tmp` (default: tempfile's) named
+    PREFIX*, the grader's user's own, older than `older_than` seconds, whose lock no process holds, its home's
+    tmpfs unmounted first (a folder of that name that another user made is not a sandbox). Their processes
+    are gone already (the kernel killed them with the grader). What could not be removed, in words."""
+    problems = []
+    folder = Path(tmp or tempfile.gettempdir())
+    for entry in folder.glob(PREFIX + "*"):
+        try:
+            stat = entry.lstat()
+            if stat.st_uid != os.geteuid() or time.time() - stat.st_mtime < older_than:
+                continue
+            fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # gone, or not a folder: not a sandbox
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue  # a grader holds it
+        try:
+            home = entry / "home"
+            if _is_mount(home) and subprocess.run(["umount", "--lazy", str(home)], capture_output=True).returncode:
+                problems.append(f"could not unmount {home}, left by a grader killed outright")
+                continue
+            shutil.rmtree(entry, onerror=lambda _f, path, e: problems.append(f"could not remove {path}: {e[1]}"))
+        finally:
+            os.close(fd)
+    return problems
+
+
+def _is_mount(path: Path) -> bool:
+    mounts = Path("/proc/self/mounts").read_text().splitlines()
+    return any(line.split()[1] == str(path) for line in mounts if len(line.split()) > 1)
 
 
 class Sandbox:
@@ -520,7 +567,9 @@ class Sandbox:
         self.problems: list[str] = []  # teardown failures, for the operator's log
 
     def __enter__(self) -> "Sandbox":
-        self.top = Path(tempfile.mkdtemp(prefix="ra-grade-"))
+        self.problems += sweep_stale()
+        self.top = Path(tempfile.mkdtemp(prefix=PREFIX))
+        self.in_use = _lock(self.top)
         OPEN.add(self)
         try:
             return self._open()
@@ -594,6 +643,7 @@ class Sandbox:
             self._remove_ipc()
         if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
+        os.close(self.in_use)
 
     def _remove_ipc(self) -> None:
         """Remove the System V IPC objects of the sandbox's uid: they outlive processes (with the namespaces

@@ -34,8 +34,6 @@ UNFINGERPRINTABLE = {  # "problem:mistake" -> why its answers cannot name it
                                     "parse-count (performance) test sees it",
     "mini_einops:message_without_shape": "the same EinopsError with a shorter message: compare tells errors apart "
                                          "by their class, not their wording",
-    "memory:saved_never_resets": "its second count depends on which storages the allocator happens to reuse "
-                                 "(the stale set of seen addresses): not a function of the inputs",
 }
 EXAMPLES = compare.EXAMPLES
 

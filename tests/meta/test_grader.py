@@ -7,12 +7,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from grader.harness import sandbox
 from grader.registry import BY_ID
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import find_mistake, planted_source
@@ -318,8 +320,6 @@ def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):
 
 
 def test_two_graders_with_lock_folders_of_their_own_never_share_a_uid(tmp_path, monkeypatch):
-    from grader.harness import sandbox
-
     monkeypatch.setattr(sandbox, "UID_LOCKS", tmp_path / "first")
     uid, token = sandbox.claim_uid()
     other = (f"from pathlib import Path; from grader.harness import sandbox; "
@@ -517,7 +517,8 @@ def running(pid: int) -> bool:
 def test_a_stopped_grader_leaves_no_process_behind(tmp_path, stop):
     # a scheduler's stop (Slurm, Kubernetes) or a TA's `kill` while a worker runs the submission: the grader's
     # processes are gone, and (SIGTERM: the grader clears up) its sandbox's folders and mount with them;
-    # SIGKILL (the OOM killer, a Dask worker lost): the kernel kills pytest and the worker with the grader
+    # SIGKILL (the OOM killer, a Dask worker lost): the kernel kills pytest and the worker with the grader, and
+    # the next sandbox opened on the machine removes the folders and the mount that nothing was left to remove
     from grader.runner import _descendants
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -545,9 +546,28 @@ def test_a_stopped_grader_leaves_no_process_behind(tmp_path, stop):
     while (alive := [pid for pid in started if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive, "processes of the grading outlived it"
-    if stop == signal.SIGTERM:
-        assert not list(scratch.iterdir()), f"left behind: {sorted(p.name for p in scratch.iterdir())}"
-    else:  # nothing ran to unmount the sandbox's home: this test does, so that no mount outlives the suite
-        for mount in [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
-                      if line.split()[1].startswith(str(scratch))]:
-            subprocess.run(["umount", "-l", mount], check=False)
+    if stop == signal.SIGKILL:  # nothing ran to tear the sandbox down: the next sandbox opened here does
+        assert list(scratch.glob(sandbox.PREFIX + "*")), "the killed grader left no folder: nothing to sweep"
+        assert sandbox.sweep_stale(scratch, older_than=0) == []
+    assert not list(scratch.iterdir()), f"left behind: {sorted(p.name for p in scratch.iterdir())}"
+    assert not mounts_under(scratch), f"still mounted: {mounts_under(scratch)}"
+
+
+def mounts_under(folder: Path) -> list[str]:
+    return [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()
+            if line.split()[1].startswith(str(folder))]
+
+
+def test_only_the_folders_of_graders_gone_are_swept(tmp_path, monkeypatch):
+    # a live grading's folder is locked; a folder of that name another user made is not a sandbox
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / f"{sandbox.PREFIX}left" / "home").mkdir(parents=True)
+    if os.geteuid() == 0:
+        (tmp_path / f"{sandbox.PREFIX}not-ours").mkdir()
+        os.chown(tmp_path / f"{sandbox.PREFIX}not-ours", sandbox.UID_BASE + 200, sandbox.UID_BASE + 200)
+    with sandbox.Sandbox(sandbox.detect("none")) as box:
+        assert sandbox.sweep_stale(tmp_path, older_than=0) == []
+        assert box.top.is_dir(), "a live grading's folder was swept"
+        left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([box.top.name] + [f"{sandbox.PREFIX}not-ours"] * (os.geteuid() == 0))
+    assert not box.top.exists(), "the grading's own teardown removes its folder"
