@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
+from grader.harness.sandbox import one_thread
 
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
@@ -72,7 +73,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
         options.append(f"--grading-seed={seed}")
     if markers:
         options += ["-m", markers]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
+    env = one_thread({k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))})
     # the options travel in the environment, which only this user can read, not on the command line
     env.update(PYTHONPATH=boundary.python_path(workspace), PYTHONDONTWRITEBYTECODE="1",
                PYTEST_ADDOPTS=shlex.join(options))
