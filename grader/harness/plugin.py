@@ -32,16 +32,16 @@ import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
-from jaxtyping import install_import_hook
 
 import tests
 from grader import grading_budget
+from grader.harness.typecheck import install_shape_checks
 from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 
 ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
-install_import_hook(["assignment", "reference"], "beartype.beartype")
+install_shape_checks(["assignment", "reference"])
 
 # No "explain" phase anywhere: it reruns a failing example many times to annotate it, which turns a run on
 # the stubs from seconds into a minute; the shrunk example is what a student needs.

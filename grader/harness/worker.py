@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 
 from grader.harness import seccomp
-from grader.harness.typecheck import is_type_check_error
+from grader.harness.typecheck import install_shape_checks, is_type_check_error
 from grader.registry import ORACLES
 
 SCENARIO_PREFIX = "tests.scenarios."
@@ -158,10 +158,10 @@ def import_scenarios() -> dict:
 
 PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 # torch imports its compiler front end lazily, at the first optimizer built or the first meta tensor that requires
-# grad: about 1 s of CPU, and 2-3 s once the guard's tripwire watches every call. Where a problem's scenarios do
-# either, its worker imports it ahead, with torch: not charged to the first call of the code under test, nor
-# slowed by the guard. A problem missing here only imports it later, when first needed.
-IMPORTED_AHEAD = {"torch._dynamo": ("adamw", "flops", "gradient_accumulation", "memory", "precision")}
+# grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with an oracle).
+# Where such a problem's scenarios do either, its worker imports it ahead, with torch, before the guard. A
+# problem missing here imports it when first needed (gradient_accumulation does, at the same cost either way).
+IMPORTED_AHEAD = {"torch._dynamo": ("adamw", "flops", "precision")}
 
 
 def prepare_matplotlib(problem: str | None) -> None:
@@ -194,9 +194,7 @@ def main() -> None:
     os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
 
     root = options.root.resolve()
-    from jaxtyping import install_import_hook
-
-    install_import_hook([options.package], "beartype.beartype")
+    install_shape_checks([options.package])
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
     absent.disable_kernels(options.problem, ORACLES)
