@@ -29,7 +29,6 @@ from pathlib import Path
 from grader.harness import boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
-from grader.harness.sandbox import one_thread
 from grader.registry import ORACLES, PROBLEM_MODULES
 
 MAX_EVIDENCE = 100  # reports kept per test
@@ -152,8 +151,7 @@ class Worker:
             command = self.sandbox.command(command, problem=self.current_problem)
             env, cwd = self.sandbox.env(), self.sandbox.home
         else:
-            env = one_thread(dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"))
-            cwd = root
+            env, cwd = dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"), root
         self.process = subprocess.Popen(
             command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True, preexec_fn=volunteer_for_oom,

@@ -74,16 +74,10 @@ FILE_BYTES = 64 * 2**20  # the largest file the worker may write
 OPEN_FILES = 512
 HOME_TMPFS = "size=256m,nr_inodes=4096"  # the home's space and number of files, where it can be mounted
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # writable by every user
-PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")
-# A grading's processes compute on one thread each (unless the operator's environment says otherwise): a grading
-# is judged by CPU time and runs on a core or less, where the numerics libraries' idle threads only spin
-# (OpenMP's and OpenBLAS's waits took 7% of a grading's CPU on 2 cores), and batches run gradings side by side.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-
-
-def one_thread(env: dict[str, str]) -> dict[str, str]:
-    """`env` with ONE_THREAD's settings where it has none of its own."""
-    return {**ONE_THREAD, **env}
+# what numerics libraries read, the test process's: the worker computes on as many threads as the test process
+# (tests compare its results bit for bit with the test process's own, and a reduction's order depends on them)
+PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+              "MALLOC_ARENA_MAX")
 
 
 # -- 1. limits, 2. user, 3. namespaces: the command that starts a worker --------------------------------
@@ -124,7 +118,7 @@ class Spec:
 
     def env(self) -> dict[str, str]:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
-        env = one_thread({k: os.environ[k] for k in PASSED_ENV if k in os.environ})
+        env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=self.home, TMPDIR=self.home,
                    MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
         return env
