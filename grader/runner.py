@@ -20,6 +20,11 @@ OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
 
 
+# A grading's processes compute on one thread each, unless the grader's environment says otherwise (the worker
+# on as many as the test process: grader/harness/sandbox.py PASSED_ENV). A grading is judged by CPU time and runs
+# on a core or less, where the numerics libraries' idle threads only spin (OpenMP's and OpenBLAS's waits took 7%
+# of a grading's CPU on 2 cores), and a batch runs gradings side by side.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 GRADESCOPE_TIMEOUT = 600.0  # Gradescope's default: the container is killed then, with no results.json
 MARGIN = 60.0  # for what comes before and after the run: the interpreter's start, teardown, writing the results
 
@@ -72,7 +77,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
         options.append(f"--grading-seed={seed}")
     if markers:
         options += ["-m", markers]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
+    env = ONE_THREAD | {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
     # the options travel in the environment, which only this user can read, not on the command line
     env.update(PYTHONPATH=boundary.python_path(workspace), PYTHONDONTWRITEBYTECODE="1",
                PYTEST_ADDOPTS=shlex.join(options))

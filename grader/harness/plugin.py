@@ -17,6 +17,7 @@ reference is not installed, as in the student release).
 """
 
 import functools
+import gc
 import hashlib
 import importlib
 import importlib.util
@@ -31,16 +32,16 @@ import pytest
 from _pytest._code.code import TerminalRepr
 from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
-from jaxtyping import install_import_hook
 
 import tests
 from grader import grading_budget
+from grader.harness.typecheck import install_shape_checks
 from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 
 ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
-install_import_hook(["assignment", "reference"], "beartype.beartype")
+install_shape_checks(["assignment", "reference"])
 
 # No "explain" phase anywhere: it reruns a failing example many times to annotate it, which turns a run on
 # the stubs from seconds into a minute; the shrunk example is what a student needs.
@@ -123,6 +124,10 @@ def pytest_collection_modifyitems(config, items):
             _stop_at_not_implemented(item.obj.hypothesis)
         if isinstance(item, pytest.Function):
             item.repr_failure = _short_for_not_implemented(item, item.repr_failure)
+
+
+def pytest_collection_finish(session):
+    gc.freeze()  # what collection imported (torch, hypothesis, the tests) stays: no collection walks it again
 
 
 # -- what a student reads: one line per problem not started, one message for a module that does not import --
@@ -383,6 +388,9 @@ def impl(request):
         overrides = _mutant_overrides(options.mutant) if options.mutant else None
         package = LocalPackage(options.impl, overrides)
     request.config._impl_package = package
+    if package.isolated:  # created in the setup of the first test that needs it: the worker must know its problem
+        item = request.config._impl_item  # (its oracles absent) before any call, as pytest_runtest_setup tells it
+        package.worker.begin_test(item.nodeid, problem_of(item))
     yield package
     package.close()
 
@@ -407,6 +415,7 @@ def ref():
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    item.config._impl_item = item  # the test whose setup may create the package (the `impl` fixture)
     package = getattr(item.config, "_impl_package", None)
     if package is not None and package.isolated:
         package.worker.begin_test(item.nodeid, problem_of(item))

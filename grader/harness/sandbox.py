@@ -74,7 +74,10 @@ FILE_BYTES = 64 * 2**20  # the largest file the worker may write
 OPEN_FILES = 512
 HOME_TMPFS = "size=256m,nr_inodes=4096"  # the home's space and number of files, where it can be mounted
 SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # writable by every user
-PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX")
+# what numerics libraries read, the test process's: the worker computes on as many threads as the test process
+# (tests compare its results bit for bit with the test process's own, and a reduction's order depends on them)
+PASSED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+              "MALLOC_ARENA_MAX")
 
 
 # -- 1. limits, 2. user, 3. namespaces: the command that starts a worker --------------------------------

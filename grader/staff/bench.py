@@ -2,6 +2,7 @@
 
     python -m grader.staff.bench              # or: make bench
     python -m grader.staff.bench --grade-only # only the grading of a full submission
+    python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -9,7 +10,10 @@
 2. the grader on a full, correct submission (a copy of the reference's modules), on one core as on
    Gradescope's default worker: wall time, score, and the peak memory of the grading's whole process tree;
 3. the same on a submission that fails every problem compare has inputs for, each with one catalogued mistake
-   planted (tests/mistakes' planted_source), with and without the fingerprints that name them (what they cost).
+   planted (tests/mistakes' planted_source), with and without the fingerprints that name them (what they cost);
+4. with --overhead: each problem's tests on the reference under the grading profile, in-process and through
+   the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
+   what the worker costs (its start, torch's import in it, the round trips, the guard).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -52,13 +56,38 @@ def stub_suite_seconds(runs: int = 3) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def cpu_seconds(command: list[str]) -> float:
+    """The CPU time (user and system) that `command` and every process it waited for used."""
+    before = os.times()
+    subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = os.times()
+    return after.children_user - before.children_user + after.children_system - before.children_system
+
+
+def worker_overhead() -> None:
+    """Print, per problem, its tests' CPU seconds on the reference in-process and through the worker."""
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--impl", "reference",
+              "--hypothesis-profile=grade"]
+    print(f"{'problem':<26} {'in-process':>10} {'worker':>8} {'overhead':>9}   (CPU seconds, pytest's start included)")
+    totals = [0.0, 0.0]
+    for problem in registry.PROBLEMS:
+        tests = f"tests/test_{problem.id}.py"
+        local, isolated = cpu_seconds(pytest + [tests]), cpu_seconds(pytest + ["--isolated", tests])
+        totals = [totals[0] + local, totals[1] + isolated]
+        print(f"{problem.id:<26} {local:10.1f} {isolated:8.1f} {isolated - local:9.1f}")
+    print(f"{'total':<26} {totals[0]:10.1f} {totals[1]:8.1f} {totals[1] - totals[0]:9.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
     parser.add_argument("--record", action="store_true",
                         help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and the README's "
                              "table of them")
+    parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
     options = parser.parse_args(argv)
+    if options.overhead:
+        return worker_overhead()
     if not options.grade_only:
         pytest = [sys.executable, "-m", "pytest", "-q"]
         print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")
@@ -70,8 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     where = ", one core" if one_core else ""
     gradings = []
 
-    def measure(what: str, modules: dict[str, str], options: list[str] = ()) -> None:
-        measured = grade_measured(modules, one_core, options)
+    def measure(what: str, modules: dict[str, str], flags: list[str] = ()) -> None:
+        measured = grade_measured(modules, one_core, flags)
         report(what + where, measured)
         gradings.append(figures_of(what, *measured))
 

@@ -34,9 +34,9 @@ def _prepare() -> None:
     and stays off their terminal."""
     warnings.filterwarnings("ignore", module=CATALOGUE_MODULES)
     if "reference" not in sys.modules:
-        from jaxtyping import install_import_hook
+        from grader.harness.typecheck import install_shape_checks
 
-        install_import_hook(["reference"], "beartype.beartype")
+        install_shape_checks(["reference"])
 
 
 # -- inputs ------------------------------------------------------------------------------------------------

@@ -10,6 +10,10 @@ are in the hostile corpus (tests/meta/hostile/audit_*.py). An honest solution's 
 no evidence (`test_honest_habits_are_no_evidence`).
 """
 
+import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -410,3 +414,35 @@ def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
             return refused + [traced, kept_alive, ran == [1]]
     """)
     assert outcome == [True] * 7, outcome
+
+
+WORKER_STARTS = '''
+import json, os
+from grader.harness import client
+
+_start = client.Worker._start
+
+
+def _recording_start(self):
+    with open(os.environ["RA_WORKER_STARTS"], "a") as f:
+        f.write(json.dumps([self.current_test, self.current_problem]) + "\\n")
+    _start(self)
+
+
+client.Worker._start = _recording_start
+'''
+
+
+def test_the_first_test_of_a_run_starts_its_worker_with_its_problems_oracles_absent(tmp_path):
+    """The package under test is created in the first test's setup, after the hook that tells the worker
+    which test and problem it serves: that worker too must start with the problem's oracles absent."""
+    (tmp_path / "worker_starts.py").write_text(WORKER_STARTS)
+    starts = tmp_path / "starts.jsonl"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}", "RA_WORKER_STARTS": str(starts)}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "worker_starts",
+                          "--impl", "reference", "--isolated", "tests/test_activation_checkpointing.py",
+                          "tests/test_flops.py", "-k", "checkpoint_matches_plain_backward or matmul_flops_matches"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    recorded = [json.loads(line) for line in starts.read_text().splitlines()]
+    assert [problem for _, problem in recorded] == ["activation_checkpointing", "flops"], recorded
