@@ -197,10 +197,11 @@ def test_setup_refuses_a_release_candidate_and_an_old_python(autograder, tmp_pat
 
 
 def test_students_read_no_evidence_no_withheld_path_and_no_traceback(autograder):
-    """A submission flagged for review (an attack of the hostile corpus that reads an oracle's source): the
-    evidence is in the top-level extra_data, which Gradescope does not show to students, and the grader's own
-    output (operator lines) is hidden; what students read carries none of it."""
-    attack = (ROOT / "tests" / "meta" / "hostile" / "audit_copy_source.py").read_text()
+    """A submission flagged for review (an attack of the hostile corpus that captures the oracle at import and
+    rebinds one of the grader's scenarios, which the guard reports): the evidence is in the top-level
+    extra_data, which Gradescope does not show to students, and the grader's own output (operator lines) is
+    hidden; what students read carries none of it."""
+    attack = (ROOT / "tests" / "meta" / "hostile" / "audit_capture_oracle.py").read_text()
     flops = (ROOT / "assignment" / "flops.py").read_text() + "\n\n" + attack
     results = autograde(autograder, {"flops.py": flops}, "--problem", "flops")
     evidence = results["extra_data"]["review"]
