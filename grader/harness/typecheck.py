@@ -20,12 +20,13 @@ def is_type_check_error(exc: BaseException) -> bool:
     return any(name.startswith(("jaxtyping.", "beartype.")) for name in names)
 
 
-def install_shape_checks(packages: list[str]) -> None:
+def install_shape_checks(packages: list[str]):
     """Check the annotations of every module-level function, method and class of `packages` at run time, from
     their next import on: jaxtyping's import hook, with beartype. A function defined inside another function is
     left as it is, annotations and all: checked, it would be decorated anew each time the outer function runs
     and defines it again, about 250 microseconds of beartype's code generation per definition, charged to the
-    code under test's CPU time. (jaxtyping is pinned; its loader looks its transformer up by name.)"""
+    code under test's CPU time. (jaxtyping is pinned; its loader looks its transformer up by name.) Returns the
+    hook's handle (`.uninstall()`)."""
     import jaxtyping
     import jaxtyping._import_hook as hook
 
@@ -41,4 +42,4 @@ def install_shape_checks(packages: list[str]) -> None:
             visit_AsyncFunctionDef = visit_FunctionDef
 
         hook.JaxtypingTransformer = ModuleLevelOnly
-    jaxtyping.install_import_hook(packages, "beartype.beartype")
+    return jaxtyping.install_import_hook(packages, "beartype.beartype")

@@ -35,9 +35,10 @@ def package(tmp_path, monkeypatch):
     (tmp_path / name / "__init__.py").write_text("")
     (tmp_path / name / "mod.py").write_text(MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    install_shape_checks([name])
+    hook = install_shape_checks([name])
     __import__(f"{name}.mod")
     yield sys.modules[f"{name}.mod"]
+    hook.uninstall()  # the meta-tests' process keeps no finder for a package that is gone
     for module in [m for m in sys.modules if m.startswith(name)]:
         del sys.modules[module]
 
