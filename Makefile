@@ -44,8 +44,10 @@ reference: $(STAMP)
 	$(BIN)/pytest --impl reference -q
 	$(BIN)/pytest --impl reference --isolated -q
 
+# in parallel, a test file (or class) to a worker: tests/meta/conftest.py
+META_WORKERS ?= auto
 meta: $(STAMP) sandbox
-	$(BIN)/pytest --meta tests/meta -q --durations=20
+	$(BIN)/pytest --meta tests/meta -q --durations=20 -n $(META_WORKERS) --dist loadscope --no-loadscope-reorder
 
 test: lint reference meta
 

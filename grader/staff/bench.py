@@ -37,11 +37,19 @@ from grader import OFFICIAL_ROOT, registry
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> float:
-    start = time.monotonic()
+def wall_and_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run `command` in the official tree, its output discarded: its wall seconds, and the CPU seconds (user and
+    system) that it and every process it waited for used."""
+    before, start = os.times(), time.monotonic()
     subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
                    env=env)
-    return time.monotonic() - start
+    after = os.times()
+    return (time.monotonic() - start,
+            after.children_user - before.children_user + after.children_system - before.children_system)
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    return wall_and_cpu(command, env)[0]
 
 
 def stub_suite_seconds(runs: int = 3) -> float:
@@ -57,11 +65,7 @@ def stub_suite_seconds(runs: int = 3) -> float:
 
 
 def cpu_seconds(command: list[str]) -> float:
-    """The CPU time (user and system) that `command` and every process it waited for used."""
-    before = os.times()
-    subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    after = os.times()
-    return after.children_user - before.children_user + after.children_system - before.children_system
+    return wall_and_cpu(command)[1]
 
 
 def worker_overhead() -> None:
