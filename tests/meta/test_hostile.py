@@ -89,13 +89,13 @@ def snapshot() -> tuple[dict, dict]:
 
 
 def leftovers(scratch: Path, tmp: Path) -> list[str]:
-    """Files of a grading anywhere they could be left: whatever is in the grader's own temporary folder
-    (`scratch`, its TMPDIR), and in the shared temporary folders (`tmp` for /tmp) what the submissions' uids own
-    or an attack named. Other gradings may run beside this one (the meta-tests run in parallel): their own
-    temporary folders and uids are not this run's."""
+    """Files of a grading anywhere they could be left, by name and by owner: the grader's own temporary folder
+    (`scratch`, its TMPDIR: a sandbox's folder, or a file of the submissions' uids or an attack's), and the
+    shared temporary folders (`tmp` for /tmp: a file of the submissions' uids or an attack's). Other gradings
+    may run beside this one (the meta-tests run in parallel): their folders and uids are not this run's."""
     uids = {sandbox.UID_BASE + k for k in range(JOBS)}  # the lowest free uids: those of a batch of JOBS
-    found = [entry.path for entry in os.scandir(scratch)]
-    for folder in [str(tmp), *sandbox.SHARED_TMP[1:]]:
+    found = [entry.path for entry in os.scandir(scratch) if entry.name.startswith(sandbox.PREFIX)]
+    for folder in [str(scratch), str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -265,18 +265,19 @@ class CorpusGraded:
     mode = ""
 
     @pytest.fixture(scope="class")
-    def corpus(self, view):
-        why = available(self.mode, view)
+    @classmethod
+    def corpus(cls, view):
+        why = available(cls.mode, view)
         if why:
-            pytest.skip(f"--sandbox {self.mode} is not available here: {why}")
-        in_view = view if self.mode == "user" else None
+            pytest.skip(f"--sandbox {cls.mode} is not available here: {why}")
+        in_view = view if cls.mode == "user" else None
         tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-", dir=view.tmp if in_view else None))
         os.chmod(tmp, 0o755)
         try:
-            run = run_corpus(tmp, self.mode, in_view)
+            run = run_corpus(tmp, cls.mode, in_view)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        run["mode"] = self.mode
+        run["mode"] = cls.mode
         assert run["returncode"] == 0, run["stderr"][-3000:]
         return run
 
