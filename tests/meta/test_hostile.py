@@ -94,14 +94,15 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
     shared temporary folders (`tmp` for /tmp: a file of the submissions' uids or an attack's). Other gradings
     may run beside this one (the meta-tests run in parallel): their folders and uids are not this run's."""
     uids = {sandbox.UID_BASE + k for k in range(JOBS)}  # the lowest free uids: those of a batch of JOBS
-    found = [entry.path for entry in os.scandir(scratch) if entry.name.startswith(sandbox.PREFIX)]
+    found = []
     for folder in [str(scratch), str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            if MARK in entry.name or entry.stat(follow_symlinks=False).st_uid in uids:
+            if MARK in entry.name or entry.stat(follow_symlinks=False).st_uid in uids or \
+                    (folder == str(scratch) and entry.name.startswith(sandbox.PREFIX)):
                 found.append(entry.path)
     found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
     return found
