@@ -33,25 +33,30 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from grader import OFFICIAL_ROOT, registry
 
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
 
-def wall_and_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run `command` in the official tree, its output discarded: its wall seconds, and the CPU seconds (user and
-    system) that it and every process it waited for used."""
+class Run(NamedTuple):
+    wall: float  # seconds
+    cpu: float  # seconds, user and system, of the command and every process it waited for
+    code: int  # its exit status
+
+
+def run_timed(command: list[str], env: dict[str, str] | None = None, output=subprocess.DEVNULL) -> Run:
+    """Run `command` in the official tree, its output (stdout and stderr) to `output`."""
     before, start = os.times(), time.monotonic()
-    subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                   env=env)
+    done = subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=output, stderr=subprocess.STDOUT, check=False, env=env)
     after = os.times()
-    return (time.monotonic() - start,
-            after.children_user - before.children_user + after.children_system - before.children_system)
+    cpu = after.children_user - before.children_user + after.children_system - before.children_system
+    return Run(time.monotonic() - start, cpu, done.returncode)
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> float:
-    return wall_and_cpu(command, env)[0]
+    return run_timed(command, env).wall
 
 
 def stub_suite_seconds(runs: int = 3) -> float:
@@ -67,7 +72,7 @@ def stub_suite_seconds(runs: int = 3) -> float:
 
 
 def cpu_seconds(command: list[str]) -> float:
-    return wall_and_cpu(command)[1]
+    return run_timed(command).cpu
 
 
 def worker_overhead() -> None:
@@ -91,15 +96,18 @@ def make_test_phases() -> list[str]:
 
 
 def make_test() -> None:
-    """Print each phase of `make test` (the README's test command, CI's): wall and CPU seconds."""
-    print(f"{'make test':<12} {'wall':>7} {'CPU':>7}   (seconds; {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f} before)")
-    totals = [0.0, 0.0]
+    """Print each phase of `make test` (the README's test command, CI's): wall and CPU seconds, exit status; each
+    phase's output is kept in a log file."""
+    logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
+    print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f} before; the phases' output in {logs})")
+    wall = cpu = 0.0
     for phase in make_test_phases():
-        wall, cpu = wall_and_cpu(["make", phase])
-        totals = [totals[0] + wall, totals[1] + cpu]
-        print(f"{phase:<12} {wall:7.0f} {cpu:7.0f}")
-    print(f"{'total':<12} {totals[0]:7.0f} {totals[1]:7.0f}")
+        with open(logs / f"{phase}.log", "wb") as log:
+            run = run_timed(["make", phase], output=log)
+        wall, cpu = wall + run.wall, cpu + run.cpu
+        print(f"{phase:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}")
+    print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
 
 
 def main(argv: list[str] | None = None) -> None:
