@@ -40,12 +40,15 @@ doctor: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# On pytest-xdist's workers, one per core (WORKERS=1: one process). Isolated, a test file to a worker (each
+# problem's grading worker starts once); the meta-tests, a file or class to a worker (tests/meta/conftest.py).
+WORKERS ?= auto
 reference: $(STAMP)
-	$(BIN)/pytest --impl reference -q
-	$(BIN)/pytest --impl reference --isolated -q
+	$(BIN)/pytest --impl reference -q -n $(WORKERS)
+	$(BIN)/pytest --impl reference --isolated -q -n $(WORKERS) --dist loadfile
 
 meta: $(STAMP) sandbox
-	$(BIN)/pytest --meta tests/meta -q --durations=20
+	$(BIN)/pytest --meta tests/meta -q --durations=20 -n $(WORKERS) --dist loadscope --no-loadscope-reorder
 
 test: lint reference meta
 

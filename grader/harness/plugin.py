@@ -388,9 +388,8 @@ def impl(request):
         overrides = _mutant_overrides(options.mutant) if options.mutant else None
         package = LocalPackage(options.impl, overrides)
     request.config._impl_package = package
-    if package.isolated:  # created in the setup of the first test that needs it: the worker must know its problem
-        item = request.config._impl_item  # (its oracles absent) before any call, as pytest_runtest_setup tells it
-        package.worker.begin_test(item.nodeid, problem_of(item))
+    # created in the setup of the first test that needs it, after pytest_runtest_setup: told of that test here
+    _begin_test(package, request.config._impl_item)
     yield package
     package.close()
 
@@ -416,7 +415,12 @@ def ref():
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.config._impl_item = item  # the test whose setup may create the package (the `impl` fixture)
-    package = getattr(item.config, "_impl_package", None)
+    _begin_test(getattr(item.config, "_impl_package", None), item)
+
+
+def _begin_test(package, item) -> None:
+    """Tell an isolated package's worker the test it serves next, before any call: a worker serves one problem,
+    with that problem's oracles absent."""
     if package is not None and package.isolated:
         package.worker.begin_test(item.nodeid, problem_of(item))
 

@@ -6,10 +6,10 @@ their chain, and adds the hint).
 import ast
 
 # Added to a run-time type check's failure (jaxtyping with beartype; see the handout's Setup).
-TYPE_CHECK_HINT = ("hint: every annotation of your module's functions, methods and classes is checked whenever one "
-                   "of them is called, by "
-                   "the tests or by your own code (scalars too: a float is not an int, and an int is not a float "
-                   "unless the annotation says int | float); keep the stubs' annotations and pass what they say")
+TYPE_CHECK_HINT = ("hint: every annotation of your module's functions, methods and classes is checked whenever "
+                   "one of them is called, by the tests or by your own code (scalars too: a float is not an int, "
+                   "and an int is not a float unless the annotation says int | float); keep the stubs' annotations "
+                   "and pass what they say")
 
 
 def is_type_check_error(exc: BaseException) -> bool:

@@ -161,7 +161,7 @@ PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 # grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with an oracle).
 # Where such a problem's scenarios do either, its worker imports it ahead, with torch, before the guard. A
 # problem missing here imports it when first needed (gradient_accumulation does, at the same cost either way).
-IMPORTED_AHEAD = {"torch._dynamo": ("adamw", "flops", "precision")}
+DYNAMO_AHEAD = ("adamw", "flops", "precision")
 
 
 def prepare_matplotlib(problem: str | None) -> None:
@@ -198,9 +198,8 @@ def main() -> None:
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
     absent.disable_kernels(options.problem, ORACLES)
-    for module, problems in IMPORTED_AHEAD.items():
-        if options.problem in problems:
-            importlib.import_module(module)
+    if options.problem in DYNAMO_AHEAD:
+        importlib.import_module("torch._dynamo")
     for module in stubbed:  # made now, before the guard: made while a request ran, the stub's own code (the names
         importlib.import_module(module)  # torch asks of it) would be seen by the tripwire as a run of the oracle
     scenarios = import_scenarios()

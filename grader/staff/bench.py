@@ -3,6 +3,7 @@
     python -m grader.staff.bench              # or: make bench
     python -m grader.staff.bench --grade-only # only the grading of a full submission
     python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
+    python -m grader.staff.bench --make-test  # only the phases of `make test`, the project's own check
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -13,7 +14,8 @@
    planted (tests/mistakes' planted_source), with and without the fingerprints that name them (what they cost);
 4. with --overhead: each problem's tests on the reference under the grading profile, in-process and through
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
-   what the worker costs (its start, torch's import in it, the round trips, the guard).
+   what the worker costs (its start, torch's import in it, the round trips, the guard);
+5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds.
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -31,17 +33,30 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from grader import OFFICIAL_ROOT, registry
 
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
 
+class Run(NamedTuple):
+    wall: float  # seconds
+    cpu: float  # seconds, user and system, of the command and every process it waited for
+    code: int  # its exit status
+
+
+def run_timed(command: list[str], env: dict[str, str] | None = None, output=subprocess.DEVNULL) -> Run:
+    """Run `command` in the official tree, its output (stdout and stderr) to `output`."""
+    before, start = os.times(), time.monotonic()
+    done = subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=output, stderr=subprocess.STDOUT, check=False, env=env)
+    after = os.times()
+    cpu = after.children_user - before.children_user + after.children_system - before.children_system
+    return Run(time.monotonic() - start, cpu, done.returncode)
+
+
 def timed(command: list[str], env: dict[str, str] | None = None) -> float:
-    start = time.monotonic()
-    subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                   env=env)
-    return time.monotonic() - start
+    return run_timed(command, env).wall
 
 
 def stub_suite_seconds(runs: int = 3) -> float:
@@ -57,11 +72,7 @@ def stub_suite_seconds(runs: int = 3) -> float:
 
 
 def cpu_seconds(command: list[str]) -> float:
-    """The CPU time (user and system) that `command` and every process it waited for used."""
-    before = os.times()
-    subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    after = os.times()
-    return after.children_user - before.children_user + after.children_system - before.children_system
+    return run_timed(command).cpu
 
 
 def worker_overhead() -> None:
@@ -78,6 +89,27 @@ def worker_overhead() -> None:
     print(f"{'total':<26} {totals[0]:10.1f} {totals[1]:8.1f} {totals[1] - totals[0]:9.1f}")
 
 
+def make_test_phases() -> list[str]:
+    """The targets `make test` runs, in order: the Makefile's `test:` line."""
+    line = next(line for line in (OFFICIAL_ROOT / "Makefile").read_text().splitlines() if line.startswith("test:"))
+    return line.split(":", 1)[1].split()
+
+
+def make_test() -> None:
+    """Print each phase of `make test` (the README's test command, CI's): wall and CPU seconds, exit status; each
+    phase's output is kept in a log file."""
+    logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
+    print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f} before; the phases' output in {logs})")
+    wall = cpu = 0.0
+    for phase in make_test_phases():
+        with open(logs / f"{phase}.log", "wb") as log:
+            run = run_timed(["make", phase], output=log)
+        wall, cpu = wall + run.wall, cpu + run.cpu
+        print(f"{phase:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}")
+    print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
@@ -85,9 +117,12 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and the README's "
                              "table of them")
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
+    parser.add_argument("--make-test", action="store_true", help="only `make test`'s phases (about 20 minutes)")
     options = parser.parse_args(argv)
     if options.overhead:
         return worker_overhead()
+    if options.make_test:
+        return make_test()
     if not options.grade_only:
         pytest = [sys.executable, "-m", "pytest", "-q"]
         print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")

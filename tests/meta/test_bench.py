@@ -3,7 +3,6 @@ and one that has exited (gone, or a zombie not yet reaped) holds no memory and h
 "python (a fork)" rows)."""
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -23,17 +22,19 @@ def _state(pid: int) -> str:
 def test_processes_are_named_by_what_they_run(tmp_path):
     wrapper = tmp_path / "bwrap"  # a program named as the sandbox's wrapper, its command line holding the worker's
     wrapper.symlink_to(sys.executable)
-    sleep = ["-c", "import time; time.sleep(30)", "-m", "grader.harness.worker"]
-    worker, wrapped = subprocess.Popen([sys.executable, *sleep]), subprocess.Popen([wrapper, *sleep])
+    sleep = [sys.executable, "-c", "import time; time.sleep(30)", "-m"]  # a grading's command lines, asleep
+    worker, wrapped, tests = (subprocess.Popen([*sleep, "grader.harness.worker"]),
+                              subprocess.Popen([wrapper, *sleep[1:], "grader.harness.worker"]),
+                              subprocess.Popen([*sleep, "pytest"]))
     try:
         deadline = time.monotonic() + 10  # an exec'ing process has no command line for an instant (None)
-        while None in (bench._kind(worker.pid), bench._kind(wrapped.pid)) and time.monotonic() < deadline:
+        while None in [bench._kind(p.pid) for p in (worker, wrapped, tests)] and time.monotonic() < deadline:
             time.sleep(0.01)
         assert bench._kind(worker.pid) == "worker (the submission's code)"
         assert bench._kind(wrapped.pid) == "bwrap (sandbox wrapper)"
-        assert bench._kind(os.getpid()) == "test process (pytest)"
+        assert bench._kind(tests.pid) == "test process (pytest)"
     finally:
-        for process in (worker, wrapped):
+        for process in (worker, wrapped, tests):
             process.kill()
             process.wait()
 

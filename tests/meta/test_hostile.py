@@ -88,19 +88,21 @@ def snapshot() -> tuple[dict, dict]:
     return tree_digest(ROOT, contents=True), tree_digest(Path(sys.prefix), contents=False)
 
 
-def leftovers(tmp: Path) -> list[str]:
-    """Files of a grading anywhere they could be left: the shared temporary folders (`tmp` for /tmp), by name
-    and by owner."""
+def leftovers(scratch: Path, tmp: Path) -> list[str]:
+    """Files of a grading anywhere they could be left, by name and by owner: the grader's own temporary folder
+    (`scratch`, its TMPDIR: a sandbox's folder, or a file of the submissions' uids or an attack's), and the
+    shared temporary folders (`tmp` for /tmp: a file of the submissions' uids or an attack's). Other gradings
+    may run beside this one (the meta-tests run in parallel): their folders and uids are not this run's."""
     uids = {sandbox.UID_BASE + k for k in range(JOBS)}  # the lowest free uids: those of a batch of JOBS
     found = []
-    for folder in [str(tmp), *sandbox.SHARED_TMP[1:]]:
+    for folder in [str(scratch), str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            if MARK in entry.name or entry.name.startswith("ra-grade-") or \
-                    entry.stat(follow_symlinks=False).st_uid in uids:
+            if MARK in entry.name or entry.stat(follow_symlinks=False).st_uid in uids or \
+                    (folder == str(scratch) and entry.name.startswith(sandbox.PREFIX)):
                 found.append(entry.path)
     found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
     return found
@@ -186,24 +188,29 @@ def installation() -> list[Path]:
 
 
 def run_grader(args: list[str], *, as_uid: int | None = None, view: MachineView | None = None,
-               timeout: float = 1500, cwd: Path = ROOT):
+               timeout: float = 1500, cwd: Path = ROOT, scratch: Path | None = None):
+    """The grader's command line, as `as_uid`, in `view`, with `scratch` as its TMPDIR (default: /tmp)."""
+    env = grader_env()
+    if scratch:
+        env["TMPDIR"] = view.inside(scratch) if view else str(scratch)
     command = [sys.executable, "-m", "grader", *args]
     if as_uid is not None:
         command = ["setpriv", f"--reuid={as_uid}", f"--regid={as_uid}", "--clear-groups", "--", *command]
     if view:
         inside = view.inside(cwd) if cwd.is_relative_to(view.tmp) else str(cwd)
         command = ["bwrap", *view.options(), "--chdir", inside, "--", *command]
-    return subprocess.run(command, cwd=cwd, env=grader_env(), capture_output=True, timeout=timeout, check=False)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, timeout=timeout, check=False)
 
 
 def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     before = snapshot()
     listener = Listener()
     build_corpus(tmp / "submissions", listener.address)
-    out = tmp / "grades"
+    out, scratch = tmp / "grades", tmp / "scratch"
+    scratch.mkdir(mode=0o711)  # the sandbox's users cross it to their folders, and list nothing
     where = view.inside if view else str
     done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view)
+                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view, scratch=scratch)
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
@@ -213,7 +220,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
         "report": (out / "report.md").read_text() if (out / "report.md").exists() else "",
         "alive": {k: [described(pid) for pid in sandbox.processes_of(sandbox.UID_BASE + k)] for k in range(JOBS)},
-        "leftovers": leftovers(view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
+        "leftovers": leftovers(scratch, view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
     }
 
@@ -247,87 +254,104 @@ def view():
     view.close()
 
 
-@pytest.fixture(scope="module", params=["auto", "user"])
-def corpus(request, view):
-    """The corpus graded with every layer on this machine, and with the user layer alone in a clean view."""
-    why = available(request.param, view)
-    if why:
-        pytest.skip(f"--sandbox {request.param} is not available here: {why}")
-    in_view = view if request.param == "user" else None
-    tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-", dir=view.tmp if in_view else None))
-    os.chmod(tmp, 0o755)
-    try:
-        run = run_corpus(tmp, request.param, in_view)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    run["mode"] = request.param
-    assert run["returncode"] == 0, run["stderr"][-3000:]
-    return run
-
-
 REFERENCE_LINES = [line.strip() for line in (ROOT / "reference" / "flops.py").read_text().splitlines()
                    if len(line.strip()) > 30 and line.strip() not in (ROOT / "assignment" / "flops.py").read_text()]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_no_attack_earns_a_point_or_leaks(corpus, case):
-    row = corpus["rows"][case]
-    flagged = "# expect: review" in (HOSTILE / f"{case}.py").read_text()  # the guard must report the case
-    allowed = ("review",) if flagged else ("ok", "review")
-    assert row["status"] in allowed, f"{case}: status {row['status']}\n{corpus['stderr'][-3000:]}"
-    results = json.loads(corpus["results"][case])
-    assert results["score"] == 0 and float(row["total"]) == 0, f"{case} gained points: {results['score']}"
-    assert results["tests"] and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
-    assert corpus["results_later"][case] == corpus["results"][case], f"{case}: results.json changed afterwards"
-    text = corpus["results"][case]
-    leaked = [line for line in REFERENCE_LINES if line in text]
-    assert not leaked, f"{case}: the reference's text reached results.json: {leaked[:3]}"
-    assert "PYTEST_ADDOPTS" not in text and "hypothesis-profile" not in text, f"{case}: the grader's settings leaked"
+class CorpusGraded:
+    """What one grading of the corpus must show: a subclass per sandbox mode. Each mode is a class of its own so
+    that the meta-tests' parallel workers (`--dist loadscope`: a module or a class to a worker) grade the two
+    side by side."""
 
+    mode = ""
 
-@pytest.mark.parametrize("honest", [REFERENCE, HONEST])
-def test_the_reference_keeps_full_marks_beside_the_attacks(corpus, honest):
-    # a copy of the reference, alone and with an honest solution's unusual habits: the copy check
-    # (grader/copycheck.py) flags it, and nothing else does (the guard sees no evidence in the habits)
-    assert corpus["rows"][honest]["status"] == "review"
-    review = json.loads(corpus["results"][honest])["extra_data"]["review"]
-    assert review and all(line.startswith("[copy] flops.py: ") and "reference/flops.py" in line for line in review)
-    assert json.loads(corpus["results"][honest])["score"] == FLOPS_POINTS, corpus["results"][honest][-3000:]
+    @pytest.fixture(scope="class")
+    @classmethod
+    def corpus(cls, view):
+        why = available(cls.mode, view)
+        if why:
+            pytest.skip(f"--sandbox {cls.mode} is not available here: {why}")
+        in_view = view if cls.mode == "user" else None
+        tmp = Path(tempfile.mkdtemp(prefix="ra-corpus-", dir=view.tmp if in_view else None))
+        os.chmod(tmp, 0o755)
+        try:
+            run = run_corpus(tmp, cls.mode, in_view)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        run["mode"] = cls.mode
+        assert run["returncode"] == 0, run["stderr"][-3000:]
+        return run
 
-
-def test_the_attacks_ran_a_second_time_for_the_fingerprints(corpus):
-    # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
-    # their own (grader/staff/compare.py): every check of this corpus covers that second run too. An attack whose
-    # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
-    # import (it kills its own worker at import) as broken: neither is run again.
-    assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
-    rerun = []
-    for case in CASES:
+    @pytest.mark.parametrize("case", CASES)
+    def test_no_attack_earns_a_point_or_leaks(self, corpus, case):
+        row = corpus["rows"][case]
+        flagged = "# expect: review" in (HOSTILE / f"{case}.py").read_text()  # the guard must report the case
+        allowed = ("review",) if flagged else ("ok", "review")
+        assert row["status"] in allowed, f"{case}: status {row['status']}\n{corpus['stderr'][-3000:]}"
         results = json.loads(corpus["results"][case])
-        ran = results.get("extra_data", {}).get("fingerprints", {})
-        broken = any(t["output"].count("Does not import: ") for t in results["tests"])
-        expected = None if not_started(case_source(case, "")) or broken else ["flops"]
-        assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
-        assert not ran.get("error"), f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
-        rerun += [case] * bool(expected)
-    assert len(rerun) >= len(CASES) // 2, f"only {rerun} ran again"
+        assert results["score"] == 0 and float(row["total"]) == 0, f"{case} gained points: {results['score']}"
+        assert results["tests"] and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
+        assert corpus["results_later"][case] == corpus["results"][case], f"{case}: results.json changed afterwards"
+        text = corpus["results"][case]
+        leaked = [line for line in REFERENCE_LINES if line in text]
+        assert not leaked, f"{case}: the reference's text reached results.json: {leaked[:3]}"
+        assert "PYTEST_ADDOPTS" not in text and "hypothesis-profile" not in text, \
+            f"{case}: the grader's settings leaked"
+
+    @pytest.mark.parametrize("honest", [REFERENCE, HONEST])
+    def test_the_reference_keeps_full_marks_beside_the_attacks(self, corpus, honest):
+        # a copy of the reference, alone and with an honest solution's unusual habits: the copy check
+        # (grader/copycheck.py) flags it, and nothing else does (the guard sees no evidence in the habits)
+        assert corpus["rows"][honest]["status"] == "review"
+        review = json.loads(corpus["results"][honest])["extra_data"]["review"]
+        assert review and all(line.startswith("[copy] flops.py: ") and "reference/flops.py" in line for line in review)
+        assert json.loads(corpus["results"][honest])["score"] == FLOPS_POINTS, corpus["results"][honest][-3000:]
+
+    def test_the_attacks_ran_a_second_time_for_the_fingerprints(self, corpus):
+        # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
+        # their own (grader/staff/compare.py): every check of this corpus covers that second run too. An attack whose
+        # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
+        # import (it kills its own worker at import) as broken: neither is run again.
+        assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]
+        rerun = []
+        for case in CASES:
+            results = json.loads(corpus["results"][case])
+            ran = results.get("extra_data", {}).get("fingerprints", {})
+            broken = any(t["output"].count("Does not import: ") for t in results["tests"])
+            expected = None if not_started(case_source(case, "")) or broken else ["flops"]
+            assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
+            assert not ran.get("error"), \
+                f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
+            rerun += [case] * bool(expected)
+        assert len(rerun) >= len(CASES) // 2, f"only {rerun} ran again"
+
+    def test_nothing_of_the_run_is_alive_or_left_behind(self, corpus):
+        assert not any(corpus["alive"].values()), f"processes of the sandbox outlived the batch: {corpus['alive']}"
+        assert not corpus["leftovers"], f"files left behind: {corpus['leftovers'][:20]}"
+
+    def test_the_official_tree_and_the_environment_are_unchanged(self, corpus):
+        for before, after, what in zip(corpus["before"], corpus["after"], ("the official tree", "the venv"),
+                                       strict=True):
+            changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+            assert not changed, f"{what} changed: {changed[:20]}"
+
+    def test_no_network_inside_the_namespaces(self, corpus):
+        if "namespaces" not in sandbox.detect(corpus["mode"]).active:
+            pytest.skip("no network namespace in this mode: the network is reachable (the case gains nothing)")
+        assert corpus["connections"] == 0
 
 
-def test_nothing_of_the_run_is_alive_or_left_behind(corpus):
-    assert not any(corpus["alive"].values()), f"processes of the sandbox outlived the batch: {corpus['alive']}"
-    assert not corpus["leftovers"], f"files left behind: {corpus['leftovers'][:20]}"
+class TestWithEveryLayer(CorpusGraded):
+    """The corpus graded with every layer this machine has."""
+
+    mode = "auto"
 
 
-def test_the_official_tree_and_the_environment_are_unchanged(corpus):
-    for before, after, what in zip(corpus["before"], corpus["after"], ("the official tree", "the venv"), strict=True):
-        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-        assert not changed, f"{what} changed: {changed[:20]}"
+class TestWithTheUserLayerAlone(CorpusGraded):
+    """The corpus graded with the user layer alone, in a clean view of the machine (as in a container that
+    refuses namespaces)."""
 
-
-def test_no_network_inside_the_namespaces(corpus):
-    if "namespaces" not in sandbox.detect(corpus["mode"]).active:
-        pytest.skip("no network namespace in this mode: the network is reachable (the case gains nothing)")
-    assert corpus["connections"] == 0
+    mode = "user"
 
 
 # -- an honest solution with unusual habits --------------------------------------------------------------

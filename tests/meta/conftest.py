@@ -1,0 +1,38 @@
+"""The meta-tests in parallel: `make meta` runs them on pytest-xdist's workers, a test file (or a test class) to a
+worker at a time (`--dist loadscope`), so that a file's module fixtures (a grading, a built image) are made once.
+The hostile corpus is a class per sandbox mode: its two gradings run side by side.
+
+- The costliest files and classes are handed out first (COSTLIEST_FIRST, then the rest in the order collected;
+  `--no-loadscope-reorder` keeps that order), so that no worker starts a long one as the others finish.
+- Each xdist worker's gradings take their sandbox uids from a range of their own: a test that checks what its
+  gradings' uids left behind (processes, files, IPC objects) sees only its own.
+"""
+
+import os
+
+import pytest
+
+from grader.harness import sandbox
+
+# The longest first, from `make meta`'s --durations (serial, 2 cores): the corpus about 300 s per mode, the
+# grader's own tests about 400 s, the catalogue of mistakes 240 s, the Gradescope image about 130 s.
+COSTLIEST_FIRST = ("test_hostile.py::TestWithEveryLayer", "test_hostile.py::TestWithTheUserLayerAlone",
+                   "test_grader.py", "test_mistakes.py", "test_gradescope_image.py", "test_gradescope.py",
+                   "test_class_report.py", "test_cluster.py", "test_compare.py")
+
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ...: set in each xdist worker
+if _WORKER:
+    sandbox.UID_BASE += 10_000 * (1 + int(_WORKER.removeprefix("gw")))
+    os.environ["RA_SANDBOX_UID_BASE"] = str(sandbox.UID_BASE)  # the gradings this worker starts
+
+
+def scope_of(item) -> str:
+    """What xdist's loadscope hands to one worker: the test's class where it has one, else its file."""
+    return item.path.name + (f"::{item.cls.__name__}" if item.cls else "")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """After pytest's own reordering (by fixture), the costliest scopes first."""
+    rank = {scope: i for i, scope in enumerate(COSTLIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(scope_of(item), len(rank)))  # stable: within a scope, as before
