@@ -40,7 +40,7 @@ doctor: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-# On pytest-xdist's workers, one per core (WORKERS=1: one process). Isolated, a test file to a worker (each
+# On pytest-xdist's workers, one per core (WORKERS=0: in one process). Isolated, a test file to a worker (each
 # problem's grading worker starts once); the meta-tests, a file or class to a worker (tests/meta/conftest.py).
 WORKERS ?= auto
 reference: $(STAMP)
