@@ -22,10 +22,10 @@ def _state(pid: int) -> str:
 def test_processes_are_named_by_what_they_run(tmp_path):
     wrapper = tmp_path / "bwrap"  # a program named as the sandbox's wrapper, its command line holding the worker's
     wrapper.symlink_to(sys.executable)
-    sleep = [sys.executable, "-c", "import time; time.sleep(30)", "-m"]  # a grading's command lines, asleep
-    worker, wrapped, tests = (subprocess.Popen([*sleep, "grader.harness.worker"]),
-                              subprocess.Popen([wrapper, *sleep[1:], "grader.harness.worker"]),
-                              subprocess.Popen([*sleep, "pytest"]))
+    asleep = ["-c", "import time; time.sleep(30)", "-m"]  # a grading's command lines, asleep
+    worker, wrapped, tests = (subprocess.Popen([sys.executable, *asleep, "grader.harness.worker"]),
+                              subprocess.Popen([wrapper, *asleep, "grader.harness.worker"]),
+                              subprocess.Popen([sys.executable, *asleep, "pytest"]))
     try:
         deadline = time.monotonic() + 10  # an exec'ing process has no command line for an instant (None)
         while None in [bench._kind(p.pid) for p in (worker, wrapped, tests)] and time.monotonic() < deadline:

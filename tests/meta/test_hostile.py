@@ -188,11 +188,9 @@ def installation() -> list[Path]:
 
 
 def run_grader(args: list[str], *, as_uid: int | None = None, view: MachineView | None = None,
-               timeout: float = 1500, cwd: Path = ROOT, scratch: Path | None = None):
-    """The grader's command line, as `as_uid`, in `view`, with `scratch` as its TMPDIR (default: /tmp)."""
-    env = grader_env()
-    if scratch:
-        env["TMPDIR"] = view.inside(scratch) if view else str(scratch)
+               timeout: float = 1500, cwd: Path = ROOT, tmpdir: str | None = None):
+    """The grader's command line, as `as_uid`, in `view`, with `tmpdir` (as the grader sees it) as its TMPDIR."""
+    env = grader_env() | ({"TMPDIR": tmpdir} if tmpdir else {})
     command = [sys.executable, "-m", "grader", *args]
     if as_uid is not None:
         command = ["setpriv", f"--reuid={as_uid}", f"--regid={as_uid}", "--clear-groups", "--", *command]
@@ -210,7 +208,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     scratch.mkdir(mode=0o711)  # the sandbox's users cross it to their folders, and list nothing
     where = view.inside if view else str
     done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view, scratch=scratch)
+                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view, tmpdir=where(scratch))
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
