@@ -14,11 +14,12 @@ the code under test is. Three parts, read top to bottom:
                function. When the code under test asks, each refusal is also evidence, and so is reaching
                into other code: the garbage collector's object graph, other threads' frames, frames and
                tracebacks taken by the code under test, ctypes, new processes and threads.
-2. tripwire    a profile function, on while a problem that has an oracle (grader/registry.py: ORACLES) runs:
-               a Python call into an oracle's files, or a call of an oracle's compiled kernel, that no
-               scenario made fails the request. The code object says where code comes from, so an oracle
-               captured at import time, a copy of its code objects or a module re-imported from its file
-               are all seen.
+2. tripwire    on while a problem that has an oracle (grader/registry.py: ORACLES) runs: a Python call into
+               an oracle's files, or a call of an oracle's compiled kernel, that no scenario made fails the
+               request. The code object says where code comes from, so an oracle captured at import time, a
+               copy of its code objects or a module re-imported from its file are all seen. A profile
+               function where the oracle has kernels (it sees C calls); a trace function where it is files
+               alone (the interpreter then reports Python calls only, and the tripwire costs a third less).
 3. integrity   the names bound in the worker's own modules (and their classes) and the import machinery, as
                they were before the code under test ran: `changed()` reports each rebinding as evidence.
 
@@ -128,7 +129,7 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     scenario_code = frozenset(map(id, _code_of(SCENARIO_MODULES)))
     get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
     encode, max_evidence = _json.encode_basestring_ascii, MAX_EVIDENCE
-    pack, setprofile = HEADER.pack, sys.setprofile
+    pack, setprofile, settrace = HEADER.pack, sys.setprofile, sys.settrace
     main_thread = get_ident()
     busy: set[int] = set()  # threads inside the hook (its own sys._getframe is not audited)
     # the constants too: rebinding this module's names cannot blind the hook, even for a moment
@@ -255,10 +256,12 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     def enter(request_id, problem: str | None) -> None:
         request[0], request[1] = request_id, True
         if problem in watched:  # allowed: the guard's own call, no code under test on the stack
-            setprofile(tripwire_for(out_fd, *watched[problem], student, scenario_code))
+            files, kernels = watched[problem]
+            (setprofile if kernels else settrace)(tripwire_for(out_fd, files, kernels, student, scenario_code))
 
     def leave() -> None:
         setprofile(None)
+        settrace(None)
         request[1] = False
 
     snapshot = [(label, live, tuple(live) if isinstance(live, list) else dict(live)) for label, live in _namespaces()]
@@ -281,11 +284,12 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
 
 
 def tripwire_for(out_fd: int, files: frozenset, kernels: frozenset, student: str, scenario_code: frozenset):
-    """The profile function for one request of a problem with an oracle (`files`, and `kernels` by id). It is
-    reachable by the code under test (`sys.getprofile()`), so it holds no state the code could change to blind
-    it: everything it reads is a default argument (which the hook forbids replacing) and immutable, and what
-    it finds leaves at once, as an "audit" frame with an `oracle` entry, which fails the request in the test
-    process (grader/harness/client.py). A fresh one for each request: `sent` is that request's."""
+    """The profile or trace function for one request of a problem with an oracle (`files`, and `kernels` by id:
+    none for a trace function, which sees no C calls). It is reachable by the code under test (`sys.getprofile()`
+    or `sys.gettrace()`), so it holds no state the code could change to blind it: everything it reads is a
+    default argument (which the hook forbids replacing) and immutable, and what it finds leaves at once, as an
+    "audit" frame with an `oracle` entry, which fails the request in the test process
+    (grader/harness/client.py). A fresh one for each request: `sent` is that request's."""
 
     def tripwire(frame, event, arg, files=files, kernels=kernels, student=student, scenario_code=scenario_code,
                  out_fd=out_fd, write=os.write, pack=HEADER.pack, encode=_json.encode_basestring_ascii,

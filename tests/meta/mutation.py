@@ -16,6 +16,7 @@ process (pytest.main in a loop), so torch is imported once.
 
 import argparse
 import contextlib
+import inspect
 import io
 import json
 import subprocess
@@ -32,8 +33,30 @@ from tests.mistakes import catalog
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_mistake(mistake, profile: str, grading_seed: int | None = None) -> dict:
-    """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure."""
+class NamingTestsFirst:
+    """A pytest plugin: the tests whose source names a function the mistake replaces run first, the others
+    after them, each group in file order. Whether a mistake is caught (some test fails) does not depend on
+    the order; how long it takes to find out does, with -x: a mistake is mostly caught by a test of the
+    function it replaces, and its problem's other tests, which pass, no longer run before it."""
+
+    def __init__(self, mistake):
+        self.names = tuple(mistake.replaces)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        items.sort(key=lambda item: not any(name in _source(item) for name in self.names))
+
+
+def _source(item) -> str:
+    try:
+        return inspect.getsource(item.obj)
+    except (AttributeError, OSError, TypeError):
+        return ""
+
+
+def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False) -> dict:
+    """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure
+    (with `naming_first`, the tests that name a function it replaces run first: NamingTestsFirst)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
                 "--mutant", f"{mistake.problem}:{mistake.id}",
@@ -42,7 +65,7 @@ def run_mistake(mistake, profile: str, grading_seed: int | None = None) -> dict:
         if grading_seed is not None:
             args.append(f"--grading-seed={grading_seed}")
         with contextlib.redirect_stdout(io.StringIO()):
-            code = pytest.main(args)
+            code = pytest.main(args, plugins=[NamingTestsFirst(mistake)] if naming_first else [])
         records = read_test_records(report.name)
     failed = [r for r in records if r["outcome"] == "failed"]
     return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
@@ -63,7 +86,7 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
             out = Path(tmp) / f"{k}.json"
             command = [sys.executable, "-m", "tests.meta.mutation", "--jobs", "1", "--shard", f"{k}/{options.jobs}",
                        "--profile", options.profile, *_seed_option(options), "--json", str(out),
-                       *[f"--problem={p}" for p in problems]]
+                       *["--naming-first"] * options.naming_first, *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
         for child, out in children:
@@ -80,6 +103,10 @@ def main(argv=None) -> int:
                         help="draw every generated test's inputs from N, as the grader does (default: the profile's)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--jobs", type=int, default=2, help="processes to spread the mistakes over (default 2)")
+    parser.add_argument("--naming-first", action="store_true",
+                        help="run the tests that name a replaced function first: the same verdicts, sooner (the test "
+                             "that caught a mistake and its example are then not those of the file's order, which "
+                             "the grading budgets are calibrated from)")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
@@ -90,7 +117,7 @@ def main(argv=None) -> int:
     else:
         k, n = map(int, options.shard.split("/"))
         expected = mistakes[k::n]
-        results = [run_mistake(m, options.profile, options.grading_seed) for m in expected]
+        results = [run_mistake(m, options.profile, options.grading_seed, options.naming_first) for m in expected]
     ran = {(r["problem"], r["id"]) for r in results}
     results += [{"problem": m.problem, "id": m.id, "description": m.description, "caught": False, "exit_code": -1,
                  "caught_by": None} for m in expected if (m.problem, m.id) not in ran]  # a child that crashed

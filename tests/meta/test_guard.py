@@ -120,7 +120,7 @@ ROUTES = {
         def attack():
             import sys, torch
             import torch.utils.flop_counter as fc
-            tripwire = sys.getprofile()
+            tripwire = sys.gettrace() or sys.getprofile()  # a trace function where the oracle is files alone
             try:  # its state is in its defaults: empty the oracle's files
                 tripwire.__defaults__ = tuple(frozenset() if isinstance(d, frozenset) else d
                                               for d in tripwire.__defaults__)
@@ -202,6 +202,11 @@ ROUTES = {
             import sys
             sys.setprofile(None)
     """, "PermissionError", "called sys.setprofile"),
+    "trace_removed": ("""
+        def attack():
+            import sys
+            sys.settrace(None)
+    """, "PermissionError", "called sys.settrace"),
     "guard_searched": ("""
         def attack():
             import gc

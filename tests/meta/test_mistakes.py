@@ -1,6 +1,7 @@
 """Every catalogued mistake is caught by its problem's oracle tests (tests/mistakes/), as the grader runs them:
 the `grade` profile's budgets of examples (grader/grading_budget.py), under a grading seed that is none of the
-three the budgets were calibrated on."""
+three the budgets were calibrated on. The tests that name a function the mistake replaces run first
+(tests/meta/mutation.py NamingTestsFirst): a mistake is caught when any test fails, whatever their order."""
 
 import json
 import subprocess
@@ -22,7 +23,7 @@ HELD_OUT_SEED = 11  # grader/grading_budget.py was calibrated on seeds 1, 2 and 
 def results(tmp_path_factory):
     out = tmp_path_factory.mktemp("mutation") / "results.json"
     subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--profile", "grade", "--grading-seed",
-                    str(HELD_OUT_SEED), "--json", str(out)], check=False, timeout=1800)
+                    str(HELD_OUT_SEED), "--naming-first", "--json", str(out)], check=False, timeout=1800)
     return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
 
 

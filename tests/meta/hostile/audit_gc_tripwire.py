@@ -1,5 +1,5 @@
 """The oracle audits (issue 22): the guard's tripwire switched off through objects reached with `gc` (its
-closure, its profile function, the audit hook's state), then the oracle used. Switching the guard off gains
+closure, its trace or profile function, the audit hook's state), then the oracle used. Switching the guard off gains
 nothing: the oracle is absent from the worker, which the guard does not decide.
 """
 import gc as _gc
@@ -13,7 +13,11 @@ def _blind():
                 obj.__defaults__ = None
             except Exception:
                 pass
-    _sys.setprofile(None)
+    for switch_off in (_sys.settrace, _sys.setprofile):
+        try:
+            switch_off(None)
+        except Exception:
+            pass
 
 
 class FlopCounter:  # noqa: F811 - the attack replaces the stub
