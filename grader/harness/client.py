@@ -245,8 +245,9 @@ class Worker:
         return WorkerDied(f"the worker {how}")
 
     def begin_test(self, nodeid: str, problem: str | None) -> None:
-        """Each problem's tests get a fresh worker: nothing one problem's code did at import or run time
-        (a patched torch function, a cache, memory it holds) reaches another problem's tests."""
+        """Each problem's tests get a fresh worker (started, or forked from a server no code under test ran in:
+        grader/harness/forkserver.py): nothing one problem's code did at import or run time (a patched torch
+        function, a cache, memory it holds) reaches another problem's tests."""
         if problem != self.current_problem:
             self.kill()
             if self.sandbox:

@@ -382,8 +382,12 @@ def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagge
 
 # -- the fork server (grader/harness/forkserver.py) -------------------------------------------------------
 
-# Appended to the tensors stub, run in a worker forked from the grading's fork server: the server (its parent)
-# must refuse its memory and its channel, and the next problem's worker must not see this one's changes.
+# The problems' tests run in file order, so their workers are forked in this order: an attacker, an honest
+# problem, the server's killer, an honest problem.
+FORK_ORDER = ["benchmarking", "gradient_accumulation", "memory", "tensors"]
+# Appended to the benchmarking stub, run in a worker forked from the grading's fork server: the server (its
+# parent) must refuse its memory and its channel, and the next problem's worker must not see what this one
+# changed in torch.
 FORKED_ATTACK = """
 import os as _os
 import torch as _torch
@@ -400,14 +404,14 @@ def _outcome(action):
 _SERVER = _os.getppid()
 OUTCOMES = {"server memory": _outcome(lambda: open(f"/proc/{_SERVER}/mem", "r+b").close()),
             "server channel": _outcome(lambda: _os.listdir(f"/proc/{_SERVER}/fd"))}
-_torch.set_default_dtype(_torch.float64)  # the next problem's worker, forked too, must not inherit it
-_torch.Tensor.numel = lambda self: 0
+_torch.Tensor.backward = lambda self, *args, **kwargs: None  # no gradients: inherited, gradient_accumulation fails
+_torch.set_default_dtype(_torch.float64)
 
 
-def contiguous_strides(shape):
+def summarize(times):
     raise RuntimeError(f"forked worker's attack: {OUTCOMES}")
 """
-# Appended to the gradient_accumulation stub: the server killed, the problems after it are graded all the same.
+# Appended to the memory stub: the server killed, the problems after it are graded all the same.
 SERVER_KILLED = """
 import os as _os
 import signal as _signal
@@ -424,17 +428,16 @@ def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode
     in_view = view if mode == "user" else None
     tmp = Path(tempfile.mkdtemp(prefix="ra-forks-", dir=view.tmp if in_view else None))
     os.chmod(tmp, 0o755)
-    problems = ["tensors", "memory", "gradient_accumulation", "benchmarking"]
     try:
         submission = tmp / "submission"
         submission.mkdir()
-        for problem in problems:
+        for problem in FORK_ORDER:
             shutil.copy(ROOT / "reference" / f"{problem}.py", submission / f"{problem}.py")
         stub = lambda problem: (ROOT / "assignment" / f"{problem}.py").read_text()  # noqa: E731
-        (submission / "tensors.py").write_text(stub("tensors") + FORKED_ATTACK)
-        (submission / "gradient_accumulation.py").write_text(stub("gradient_accumulation") + SERVER_KILLED)
+        (submission / "benchmarking.py").write_text(stub("benchmarking") + FORKED_ATTACK)
+        (submission / "memory.py").write_text(stub("memory") + SERVER_KILLED)
         where = view.inside if in_view else str
-        done = run_grader(["grade", where(submission), *[a for p in problems for a in ("--problem", p)], "--out",
+        done = run_grader(["grade", where(submission), *[a for p in FORK_ORDER for a in ("--problem", p)], "--out",
                            where(tmp / "results.json"), "--sandbox", mode], view=in_view)
         text = (tmp / "results.json").read_text()
     finally:
@@ -443,7 +446,8 @@ def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode
     results = json.loads(text)
     assert "'server memory': 'refused (errno 13)'" in text, told
     assert "'server channel': 'refused (errno 13)'" in text, told
-    for problem in ("memory", "benchmarking"):  # after the attacks: the reference's full marks
+    assert "'server memory': 'done'" not in text and "'server channel': 'done'" not in text, told
+    for problem in ("gradient_accumulation", "tensors"):  # after each attack: the reference's full marks
         earned = sum(t["score"] for t in results["tests"] if t["name"].startswith(problem + ":"))
         assert earned == BY_ID[problem].points, (problem, told)
 
