@@ -169,7 +169,10 @@ class Worker:
     def _fork(self) -> ForkedProcess | None:
         """The worker of the current problem, forked from the grading's fork server (started at the first
         problem it serves); None where the problem's worker must start the usual way, or the server is gone."""
-        if not self.forking or self.current_problem not in FORKABLE:
+        if self.current_problem not in FORKABLE:
+            self._close_server()  # not held beside another worker: a container's memory limit counts both
+            return None
+        if not self.forking:
             return None
         try:
             if self.fork_server is None:
@@ -185,9 +188,14 @@ class Worker:
     def _stop_forking(self, why) -> None:
         print(f"grading worker: no more forks, each problem's worker starts on its own ({why})", file=sys.stderr)
         self.forking = False
+        self._close_server()
+
+    def _close_server(self) -> None:
         if self.fork_server is not None:
             self.fork_server.close()
             self.fork_server = None
+            if self.sandbox:
+                self.sandbox.kill_all()
 
     def _start(self) -> None:
         self.process = self._fork() or self._spawn()
@@ -232,11 +240,7 @@ class Worker:
     def close(self) -> None:
         """Kill the worker, and the fork server with it."""
         self.kill()
-        if self.fork_server is not None:
-            self.fork_server.close()
-            self.fork_server = None
-            if self.sandbox:
-                self.sandbox.kill_all()
+        self._close_server()
 
     def _died(self, code: int, how: str) -> WorkerDied:
         """What a student reads when the worker ended with `code`: SIGKILL is the memory limit's doing."""
