@@ -123,8 +123,7 @@ def rebuild_exception(error: dict) -> Exception:
 
 class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
-                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0,
-                 fork_server: bool = True):
+                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0):
         self.package, self.root = package, root
         self.sandbox = sandbox  # a grader.harness.sandbox.Spec: the worker starts inside it
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
@@ -143,7 +142,7 @@ class Worker:
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
         self.oracle_runs: list[str] = []  # the oracle code the current request ran, as the guard's tripwire saw it
         self.fork_server: ForkServer | None = None  # grader/harness/forkserver.py
-        self.forking = fork_server  # until the server fails: then every worker starts on its own
+        self.forking = True  # until the server fails: then every worker starts on its own
 
     # -- process management -------------------------------------------------------------------
     def _command(self, forking: list[str] = ()) -> tuple[list[str], dict, Path]:
@@ -203,12 +202,13 @@ class Worker:
         self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
         limit = _Limit(None, 0, self.start_timeout)  # the official code's imports: not the submission's time
+        forked = isinstance(self.process, ForkedProcess)
         try:
             message = self._receive(limit, what="the worker to start")
             while self._audit(message):
                 message = self._receive(limit, what="the worker to start")
         except WorkerDied as exc:
-            if not isinstance(self.process, ForkedProcess):
+            if not forked:
                 raise
             self._stop_forking(exc)  # a forked worker without the kernel's filter, say: a worker of its own then
             return self._start()
