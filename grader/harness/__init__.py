@@ -5,6 +5,7 @@ threat to the file that stops it and the public hostile case that proves it). Re
     sandbox.py    the operating system's layers around the worker, in the order they apply
     plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated
     client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it
+    forkserver.py one interpreter with torch imported, forked for the workers of the problems with no module oracle
     cputime.py    what the worker spent, read from outside it
     protocol.py   the frames on the worker's pipes; codec.py: values as plain data and back
     worker.py     the worker process, and in it, installed in this order before the code under test runs:

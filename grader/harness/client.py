@@ -26,15 +26,18 @@ import threading
 import time
 from pathlib import Path
 
-from grader.harness import boundary, codec
+from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
+from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
 from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
-from grader.registry import ORACLES, PROBLEM_MODULES
+from grader.registry import ORACLES, PROBLEM_MODULES, PROBLEMS
 
 MAX_EVIDENCE = 100  # reports kept per test
 POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
 OOM_SCORE_ADJ = b"1000"  # the kernel's first choice when memory runs out
 KILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)  # SIGKILL, seen directly or through bwrap's exit status
+# the problems whose workers one fork server serves (grader/harness/forkserver.py): their oracles have no module
+FORKABLE = [p.id for p in PROBLEMS if not absent.modules_of(ORACLES.get(p.id, ()))]
 
 
 def volunteer_for_oom() -> None:
@@ -138,31 +141,77 @@ class Worker:
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
         self.oracle_runs: list[str] = []  # the oracle code the current request ran, as the guard's tripwire saw it
+        self.fork_server: ForkServer | None = None  # grader/harness/forkserver.py
+        self.forking = True  # until the server fails: then every worker starts on its own
 
     # -- process management -------------------------------------------------------------------
-    def _start(self) -> None:
+    def _command(self, forking: list[str] = ()) -> tuple[list[str], dict, Path]:
+        """The worker's command, environment and folder (a fork server's, for the problems `forking`)."""
         root = Path(self.sandbox.tree) if self.sandbox else self.root
         command = [sys.executable, "-m", "grader.harness.worker", "--package", self.package, "--root", str(root)]
         if self.memory_limit_mb:
             command += ["--memory-limit-mb", str(self.memory_limit_mb)]
-        if self.current_problem:  # its oracles are absent from the worker (grader/harness/absent.py)
+        if forking:
+            command += ["--fork-for", ",".join(forking)]
+        elif self.current_problem:  # its oracles are absent from the worker (grader/harness/absent.py)
             command += ["--problem", self.current_problem]
         if self.sandbox:
             command = self.sandbox.command(command, problem=self.current_problem)
-            env, cwd = self.sandbox.env(), self.sandbox.home
-        else:
-            env, cwd = dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"), root
-        self.process = subprocess.Popen(
-            command, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=volunteer_for_oom,
-        )
+            return command, self.sandbox.env(), Path(self.sandbox.home)
+        return command, dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"), root
+
+    def _spawn(self, forking: list[str] = (), stdin=subprocess.PIPE, stderr=subprocess.PIPE) -> subprocess.Popen:
+        command, env, cwd = self._command(forking)
+        return subprocess.Popen(command, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
+                                start_new_session=True, preexec_fn=volunteer_for_oom)
+
+    def _fork(self) -> ForkedProcess | None:
+        """The worker of the current problem, forked from the grading's fork server (started at the first
+        problem it serves); None where the problem's worker must start the usual way, or the server is gone."""
+        if self.current_problem not in FORKABLE:
+            self._close_server()  # not held beside another worker: a container's memory limit counts both
+            return None
+        if not self.forking:
+            return None
+        try:
+            if self.fork_server is None:
+                self.fork_server = ForkServer(lambda control: self._spawn(FORKABLE, control, subprocess.DEVNULL))
+                self.fork_server.ready(self.start_timeout)
+            if self.sandbox:
+                self.sandbox.show(self.current_problem)
+            return self.fork_server.fork(self.current_problem)
+        except ServerGone as exc:
+            self._stop_forking(exc)
+            return None
+
+    def _stop_forking(self, why) -> None:
+        print(f"grading worker: no more forks, each problem's worker starts on its own ({why})", file=sys.stderr)
+        self.forking = False
+        self._close_server()
+
+    def _close_server(self) -> None:
+        if self.fork_server is not None:
+            self.fork_server.close()
+            self.fork_server = None
+            if self.sandbox:
+                self.sandbox.kill_all()
+
+    def _start(self) -> None:
+        self.process = self._fork() or self._spawn()
         uid = self.sandbox.uid if self.sandbox and "user" in self.sandbox.layers else None
         self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
         limit = _Limit(None, 0, self.start_timeout)  # the official code's imports: not the submission's time
-        message = self._receive(limit, what="the worker to start")
-        while self._audit(message):
+        forked = isinstance(self.process, ForkedProcess)
+        try:
             message = self._receive(limit, what="the worker to start")
+            while self._audit(message):
+                message = self._receive(limit, what="the worker to start")
+        except WorkerDied as exc:
+            if not forked:
+                raise
+            self._stop_forking(exc)  # a forked worker without the kernel's filter, say: a worker of its own then
+            return self._start()
         if message.get("event") != "ready":
             raise WorkerDied(f"the worker did not start: {message}")
         self.clock.read(full=True)  # the worker's tree, settled: quick readings read these processes only
@@ -175,18 +224,23 @@ class Worker:
         return bytes(self.output).decode(errors="replace")
 
     def kill(self) -> None:
-        """Kill the worker and every process it started, those that left its process group too."""
+        """Kill the worker and every process it started, those that left its process group too. A forked worker
+        cannot start a process (the kernel's filter, which it must hold): it alone is killed, not its server."""
+        forked = isinstance(self.process, ForkedProcess)
         if self.process and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.process.wait()
-        if self.sandbox:
-            self.sandbox.kill_all()
+        if self.sandbox and not forked:
+            self.sandbox.kill_all(spare=self.fork_server.alive() if self.fork_server else None)
         self.process = None
 
-    close = kill
+    def close(self) -> None:
+        """Kill the worker, and the fork server with it."""
+        self.kill()
+        self._close_server()
 
     def _died(self, code: int, how: str) -> WorkerDied:
         """What a student reads when the worker ended with `code`: SIGKILL is the memory limit's doing."""
@@ -195,8 +249,9 @@ class Worker:
         return WorkerDied(f"the worker {how}")
 
     def begin_test(self, nodeid: str, problem: str | None) -> None:
-        """Each problem's tests get a fresh worker: nothing one problem's code did at import or run time
-        (a patched torch function, a cache, memory it holds) reaches another problem's tests."""
+        """Each problem's tests get a fresh worker (started, or forked from a server no code under test ran in:
+        grader/harness/forkserver.py): nothing one problem's code did at import or run time (a patched torch
+        function, a cache, memory it holds) reaches another problem's tests."""
         if problem != self.current_problem:
             self.kill()
             if self.sandbox:

@@ -113,6 +113,12 @@ def pytest_collection_modifyitems(config, items):
     config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
     grading = settings.get_current_profile_name() == "grade"
+    if config.getoption("--isolated"):
+        from grader.harness.client import FORKABLE
+
+        # the problems whose workers one fork server serves, together and first: the server is started once,
+        # and closed before any other problem's worker starts (grader/harness/forkserver.py)
+        items.sort(key=lambda item: problem_of(item) not in FORKABLE)
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)

@@ -103,8 +103,7 @@ class Spec:
         """The command that starts `argv` in the sandbox, for a worker of `problem`: its oracles' files are
         masked (namespaces) or, with the user layer alone, made unreadable to the sandbox's uid from now until
         a worker of another problem starts or the grading ends (`hide_oracles`)."""
-        if "user" in self.layers and "namespaces" not in self.layers and acl_problem() is None:
-            hide_oracles(self.uid, self.oracles.get(problem or "", []), self.oracles)
+        self.show(problem)
         limits = [f"--fsize={FILE_BYTES}", f"--cpu={self.cpu_seconds}", f"--nofile={OPEN_FILES}", "--core=0"]
         if "user" in self.layers:  # the process count is per uid: only meaningful for a uid of its own
             limits.append(f"--nproc={MAX_PROCESSES}")
@@ -115,6 +114,12 @@ class Spec:
         if "namespaces" in self.layers:
             argv = ["bwrap", *self._bwrap_options(self.oracles.get(problem or "", [])), "--", *argv]
         return argv
+
+    def show(self, problem: str | None) -> None:
+        """With the user layer alone, make what a worker of `problem` may read readable to the sandbox's uid,
+        and its oracles' files not (`hide_oracles`); the namespaces layer masks them in the command instead."""
+        if "user" in self.layers and "namespaces" not in self.layers and acl_problem() is None:
+            hide_oracles(self.uid, self.oracles.get(problem or "", []), self.oracles)
 
     def env(self) -> dict[str, str]:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
@@ -149,11 +154,12 @@ class Spec:
             for folder in SHARED_TMP:
                 remove_owned(Path(folder), self.uid)
 
-    def kill_all(self) -> None:
-        """Kill every process of the sandbox's uid, those that left the worker's process group included; then
-        hold the uid again (`hold_uid`) until the next worker starts."""
+    def kill_all(self, spare: int | None = None) -> None:
+        """Kill every process of the sandbox's uid, those that left the worker's process group included, but
+        `spare` (the grading's fork server, grader/harness/forkserver.py); then hold the uid again (`hold_uid`)
+        until the next worker starts."""
         if "user" in self.layers:
-            kill_uid(self.uid)
+            kill_uid(self.uid) if spare is None else kill_uid_but(self.uid, spare)
             hold_uid(self.uid)
 
 
@@ -305,6 +311,20 @@ def kill_uid(uid: int) -> None:
         finally:  # ProcessLookupError: none left
             os._exit(0)
     os.waitpid(child, 0)
+
+
+def kill_uid_but(uid: int, spare: int) -> None:
+    """SIGKILL every process of `uid` but `spare`, one by one: each found is stopped, until a search finds no new
+    one (a stopped process starts nothing more), then all are killed."""
+    stopped: set[int] = set()
+    while found := set(processes_of(uid)) - stopped - {spare}:
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        stopped |= found
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def hold_uid(uid: int) -> None:

@@ -18,6 +18,7 @@ import importlib.util
 import os
 import platform
 import resource
+import socket
 import sys
 import traceback
 from pathlib import Path
@@ -182,10 +183,34 @@ def main() -> None:
     parser.add_argument("--memory-limit-mb", type=int, default=0)
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="where the package under test must come from")
     parser.add_argument("--problem", default=None, help="the problem whose tests this worker answers")
+    parser.add_argument("--fork-for", default=None,
+                        help="a fork server (grader/harness/forkserver.py) for these problems, comma-separated")
     options = parser.parse_args()
     from grader.harness import absent
 
     stubbed = absent.install(options.problem, ORACLES)  # before torch: it imports some of them itself
+    if options.fork_for:
+        forkable = options.fork_for.split(",")
+        if options.problem or any(absent.modules_of(ORACLES.get(p, ())) for p in forkable):
+            raise SystemExit("a fork server serves only problems whose oracles have no module")
+        control = socket.socket(fileno=os.dup(0))
+        install_shape_checks([options.package])
+        import torch  # noqa: F401 - once, for every problem the server forks a worker for
+
+        scenarios = import_scenarios()
+        from grader.harness import forkserver
+
+        gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
+        options.problem = forkserver.serve(control, forkable)  # returns in a child, its problem's worker
+        start_worker(options, stubbed, scenarios, forked=True)
+    else:
+        start_worker(options, stubbed)
+
+
+def start_worker(options, stubbed: list[str], scenarios: dict | None = None, forked: bool = False) -> None:
+    """From the worker's own pipes to its serving requests: with `scenarios`, in a child of the fork server,
+    where the shape checks, torch and the scenarios are already imported."""
+    from grader.harness import absent
 
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -194,7 +219,8 @@ def main() -> None:
     os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
 
     root = options.root.resolve()
-    install_shape_checks([options.package])
+    if not forked:
+        install_shape_checks([options.package])
     import torch  # noqa: F401 - imported before any limit, and before the code under test
 
     absent.disable_kernels(options.problem, ORACLES)
@@ -202,19 +228,23 @@ def main() -> None:
         importlib.import_module("torch._dynamo")
     for module in stubbed:  # made now, before the guard: made while a request ran, the stub's own code (the names
         importlib.import_module(module)  # torch asks of it) would be seen by the tripwire as a run of the oracle
-    scenarios = import_scenarios()
+    if scenarios is None:
+        scenarios = import_scenarios()
     prepare_matplotlib(options.problem)
     from grader.harness import guard
 
     if options.package == "assignment":
         sys.meta_path.insert(0, _Blocker(("reference", "grader", "tests")))
     platform.processor()  # cached: where it is asked later, it needs no process (`uname -p`)
-    kernel_rules = seccomp.install() is None  # for this process and its threads, from now on
+    refused = seccomp.install()  # for this process and its threads, from now on
+    if refused is not None and forked:  # a fork server's child must hold it (grader/harness/forkserver.py)
+        print(f"the kernel's filter did not install in a forked worker: {refused}", file=sys.stderr)
+        os._exit(FORKED_WITHOUT_FILTER)
     import grader
     import tests
 
     official = tuple(Path(m.__file__).resolve().parent for m in (grader, tests))  # the worker's own code
-    checks = guard.install(proto_out.fileno(), root / options.package, official, ORACLES, kernel_rules)
+    checks = guard.install(proto_out.fileno(), root / options.package, official, ORACLES, refused is None)
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):
@@ -224,6 +254,9 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     gc.freeze()  # what is imported stays: the collector need not walk torch's objects again at each collection
     Server(options.package, proto_in, proto_out, scenarios, checks).serve()
+
+
+FORKED_WITHOUT_FILTER = 75  # a fork server's child exits with this where the kernel's filter cannot be installed
 
 
 if __name__ == "__main__":

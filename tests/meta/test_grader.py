@@ -117,11 +117,12 @@ def test_the_sample_submission_is_partly_right(tmp_path):
 
 
 def test_grade_shows_each_problem_as_it_finishes(tmp_path):
-    # flops (the reference's; its tests run first) is done while tensors (the stub) is still graded: its line
-    # is on stderr then, with its score and seconds; results.json keeps the seconds (and examples) for course staff
+    # tensors (the reference's; its tests run first, with the other problems a fork server serves) is done while
+    # flops (the stub) is still graded: its line is on stderr then, with its score and seconds; results.json keeps
+    # the seconds (and examples) for course staff
     folder = tmp_path / "submission"
     folder.mkdir()
-    shutil.copy(ROOT / "reference" / "flops.py", folder / "flops.py")
+    shutil.copy(ROOT / "reference" / "tensors.py", folder / "tensors.py")
     out = tmp_path / "results.json"
     process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--problem",
                                 "flops", "--problem", "tensors", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
@@ -134,14 +135,15 @@ def test_grade_shows_each_problem_as_it_finishes(tmp_path):
     finally:
         process.kill()
     shown = {line.split()[0]: (line, during) for line, during in lines if line.split()[:1] in (["tensors"], ["flops"])}
-    assert list(shown) == ["flops", "tensors"], lines
-    assert f"{FLOPS_POINTS:.2f} / {FLOPS_POINTS:g} points" in shown["flops"][0], shown
-    assert shown["flops"][1], "the flops line came only once the grading had ended"
-    assert f"0.00 / {BY_ID['tensors'].points:g} points" in shown["tensors"][0], shown
+    assert list(shown) == ["tensors", "flops"], lines
+    tensors_points = BY_ID["tensors"].points
+    assert f"{tensors_points:.2f} / {tensors_points:g} points" in shown["tensors"][0], shown
+    assert shown["tensors"][1], "the tensors line came only once the grading had ended"
+    assert f"0.00 / {FLOPS_POINTS:g} points" in shown["flops"][0], shown
     staff = json.loads(out.read_text())["extra_data"]
     seconds, examples = staff["seconds_per_problem"], staff["examples_per_problem"]
     assert set(seconds) == {"tensors", "flops"} and all(value > 0 for value in seconds.values()), seconds
-    assert examples["flops"] > 0, examples  # flops' generated tests ran; tensors' stubs fail at their first example
+    assert examples["tensors"] > 0, examples  # tensors' generated tests ran; flops' stubs fail at their first example
 
 
 def test_batch_grades_every_submission_and_keeps_going(tmp_path):

@@ -357,27 +357,96 @@ class TestWithTheUserLayerAlone(CorpusGraded):
 HONEST_SOLUTIONS = Path(__file__).parent / "honest"
 
 
-@pytest.mark.parametrize("mode", ["auto", "user"])
-def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagged(view, mode):
-    # written from the spec, not from the reference (the copy check finds nothing): status ok, not review
+def grade_in(view: MachineView, mode: str, fill, problems: list[str]) -> tuple[str, str, int]:
+    """`grade` a submission that `fill(folder)` writes, on `problems`, in sandbox `mode` (user: in the machine
+    view); skipped where the mode is not available. Returns the results.json text, what the grader printed, and
+    its exit code."""
     why = available(mode, view)
     if why:
         pytest.skip(f"--sandbox {mode} is not available here: {why}")
     in_view = view if mode == "user" else None
-    tmp = Path(tempfile.mkdtemp(prefix="ra-honest-", dir=view.tmp if in_view else None))
+    tmp = Path(tempfile.mkdtemp(prefix="ra-grade-in-", dir=view.tmp if in_view else None))
     os.chmod(tmp, 0o755)
     try:
-        shutil.copytree(HONEST_SOLUTIONS, tmp / "submission")
+        fill(tmp / "submission")
         where = view.inside if in_view else str
-        done = run_grader(["grade", where(tmp / "submission"), "--problem", "adamw", "--out",
-                           where(tmp / "results.json"), "--sandbox", mode], view=in_view)
-        results = json.loads((tmp / "results.json").read_text())
+        done = run_grader(["grade", where(tmp / "submission"), *[a for p in problems for a in ("--problem", p)],
+                           "--out", where(tmp / "results.json"), "--sandbox", mode], view=in_view)
+        text = (tmp / "results.json").read_text()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     told = done.stdout.decode(errors="replace")[-3000:] + done.stderr.decode(errors="replace")[-3000:]
+    return text, told, done.returncode
+
+
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagged(view, mode):
+    # written from the spec, not from the reference (the copy check finds nothing): status ok, not review
+    text, told, returncode = grade_in(view, mode, lambda folder: shutil.copytree(HONEST_SOLUTIONS, folder), ["adamw"])
+    results = json.loads(text)
     assert results["score"] == BY_ID["adamw"].points, told
     assert not results["extra_data"].get("review"), results["extra_data"]["review"]
-    assert done.returncode == 0, told
+    assert returncode == 0, told
+
+
+# -- the fork server (grader/harness/forkserver.py) -------------------------------------------------------
+
+# The problems' tests run in file order, so their workers are forked in this order: an attacker, an honest
+# problem, the server's killer, an honest problem.
+FORK_ORDER = ["benchmarking", "gradient_accumulation", "memory", "tensors"]
+# Appended to the benchmarking stub, run in a worker forked from the grading's fork server: the server (its
+# parent) must refuse its memory and its channel, and the next problem's worker must not see what this one
+# changed in torch.
+FORKED_ATTACK = """
+import os as _os
+import torch as _torch
+
+
+def _outcome(action):
+    try:
+        action()
+        return "done"
+    except OSError as exc:
+        return f"refused (errno {exc.errno})"
+
+
+_SERVER = _os.getppid()
+OUTCOMES = {"server memory": _outcome(lambda: open(f"/proc/{_SERVER}/mem", "r+b").close()),
+            "server channel": _outcome(lambda: _os.listdir(f"/proc/{_SERVER}/fd"))}
+_torch.Tensor.backward = lambda self, *args, **kwargs: None  # no gradients: inherited, gradient_accumulation fails
+_torch.set_default_dtype(_torch.float64)
+
+
+def summarize(times):
+    raise RuntimeError(f"forked worker's attack: {OUTCOMES}")
+"""
+# Appended to the memory stub: the server killed, the problems after it are graded all the same.
+SERVER_KILLED = """
+import os as _os
+import signal as _signal
+
+_os.kill(_os.getppid(), _signal.SIGKILL)
+"""
+
+
+def attacks_on_the_fork_server(folder: Path) -> None:
+    folder.mkdir()
+    for problem in FORK_ORDER:
+        shutil.copy(ROOT / "reference" / f"{problem}.py", folder / f"{problem}.py")
+    for problem, attack in (("benchmarking", FORKED_ATTACK), ("memory", SERVER_KILLED)):
+        (folder / f"{problem}.py").write_text((ROOT / "assignment" / f"{problem}.py").read_text() + attack)
+
+
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode):
+    text, told, _ = grade_in(view, mode, attacks_on_the_fork_server, FORK_ORDER)
+    assert "'server memory': 'refused (errno 13)'" in text, told
+    assert "'server channel': 'refused (errno 13)'" in text, told
+    assert "'server memory': 'done'" not in text and "'server channel': 'done'" not in text, told
+    results = json.loads(text)
+    for problem in ("gradient_accumulation", "tensors"):  # after each attack: the reference's full marks
+        earned = sum(t["score"] for t in results["tests"] if t["name"].startswith(problem + ":"))
+        assert earned == BY_ID[problem].points, (problem, told)
 
 
 # -- an ordinary user grading their own work ------------------------------------------------------------
