@@ -55,3 +55,21 @@ def grading_seed(secret: bytes, modules: dict[str, bytes]) -> int:
         content = modules[name]
         mac.update(f"\0{name}\0{len(content)}\0".encode() + content)
     return int.from_bytes(mac.digest()[:8], "big")
+
+
+def pin_hypothesis_constants() -> None:
+    """Make a generated test's inputs depend on its seed alone. Now and then hypothesis draws a constant found
+    in the source of a "local" module (one outside site-packages and the tests) loaded in the process so far
+    (hypothesis.internal.conjecture.providers): which ones depends on what the process imported before the
+    draw, so that the test order, the isolated or in-process mode (the grader's own modules loaded or not) and,
+    in-process, the code under test itself changed the inputs. The pool of local constants is kept empty; the
+    global one (0, -1, 2**63, nan and the like) stays. Called where inputs are drawn: the tests' plugin and
+    the fingerprints' inputs (grader/staff/compare.py)."""
+    from hypothesis.internal.conjecture import providers
+
+    if not hasattr(providers, "_get_local_constants"):  # hypothesis is pinned (pyproject.toml): a new one moved it
+        raise RuntimeError("hypothesis.internal.conjecture.providers._get_local_constants is gone: the pool of "
+                           "local constants cannot be pinned (see grader/seed.py)")
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()  # what earlier draws picked from the old pool

@@ -37,8 +37,11 @@ import tests
 from grader import grading_budget
 from grader.harness.typecheck import install_shape_checks
 from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
+from grader.seed import pin_hypothesis_constants
 
 ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
+
+pin_hypothesis_constants()  # a test's inputs, whatever this process imported before it draws them
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
 install_shape_checks(["assignment", "reference"])

@@ -49,6 +49,9 @@ def draw_inputs(strategy, n: int, key: str, pool: int = 10) -> list:
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as seeded
 
+    from grader.seed import pin_hypothesis_constants
+
+    pin_hypothesis_constants()  # the same inputs in `grade`'s process and in `batch`'s, whatever each imported
     found = {}
 
     @seeded(_digest(key))

@@ -7,11 +7,14 @@ a flops.py that answers from that table. In local mode (the public inputs) it pa
 counting a FLOP; under a secret it passes none of them.
 """
 
+import importlib.util
 import json
 import subprocess
 import sys
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from grader.seed import grading_seed
 from tests import test_flops
@@ -65,6 +68,33 @@ def test_the_seed_follows_the_secret_and_the_content():
     assert seed != grading_seed(b"b" * 32, modules), "another secret, another seed"
     assert seed != grading_seed(b"a" * 32, {**modules, "flops": b"def f(): ... "}), "another submission, another seed"
     assert seed != grading_seed(b"a" * 32, {"flops": b"def f(): ...m", "memory": b""}), "file boundaries count"
+
+
+def test_the_inputs_do_not_depend_on_what_the_process_imported(tmp_path, monkeypatch):
+    # hypothesis draws, now and then, constants from the source of the local modules loaded so far: the test
+    # order, the isolated mode and the code under test itself changed the inputs until the plugin pinned that
+    # pool (grader/seed.py pin_hypothesis_constants)
+    def drawn() -> list:
+        seen = []
+
+        @hypothesis.seed(20261205)
+        @hypothesis.settings(max_examples=400, database=None, derandomize=False, deadline=None)
+        @hypothesis.given(st.integers(), st.floats(allow_nan=False), st.text(max_size=4))
+        def record(i, f, t):
+            seen.append((i, f, t))
+
+        record()
+        return seen
+
+    before = drawn()
+    source = tmp_path / "ra_local_constants.py"
+    source.write_text(f"NUMBERS = {[7_000_003 + 11 * k for k in range(300)]}\n"
+                      f"RATIOS = {[k + 0.123456789 for k in range(300)]}\nWORDS = {[f'w{k:03}' for k in range(300)]}\n")
+    spec = importlib.util.spec_from_file_location("ra_local_constants", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, "ra_local_constants", module)
+    assert drawn() == before, "a module imported in between changed the inputs"
 
 
 def test_grading_without_a_secret_says_how_to_get_one(tmp_path):
