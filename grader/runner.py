@@ -66,7 +66,8 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     records)` once every test of a problem has finished (`Progress`), while the run goes on. The report is
     written into the workspace, which the code under test can neither read nor write when it is sandboxed."""
     report = workspace / "report.jsonl"
-    options = ["--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
+    options = [*(f"-p{plugin}" for plugin in PLUGINS),
+               "--impl", "assignment", "--isolated", f"--hypothesis-profile={profile}", f"--report={report}",
                "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
                f"--timeout={WALL_FACTOR * limits.test_seconds:g}", f"--test-cpu-timeout={limits.test_seconds:g}",
                f"--call-timeout={limits.call_seconds:g}", f"--worker-memory-mb={limits.worker_memory_mb}",
@@ -80,7 +81,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     env = ONE_THREAD | {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
     # the options travel in the environment, which only this user can read, not on the command line
     env.update(PYTHONPATH=boundary.python_path(workspace), PYTHONDONTWRITEBYTECODE="1",
-               PYTEST_ADDOPTS=shlex.join(options))
+               PYTEST_ADDOPTS=shlex.join(options), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     result = RunResult()
     start = time.monotonic()
     deadline = start + (limits.submission_seconds if seconds is None else max(seconds, 1))
@@ -114,6 +115,10 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     return result
 
 
+# The plugins the run needs, loaded by name (PYTEST_DISABLE_PLUGIN_AUTOLOAD): pytest rewrites the assertions of
+# every module of a distribution that declares a plugin, so that each start parsed and compiled all of hypothesis
+# and jaxtyping again (about 90 modules, their bytecode unused: 0.5 s of a test process's 2 s start).
+PLUGINS = ("_hypothesis_pytestplugin", "pytest_timeout")
 PROGRESS_SECONDS = 0.5  # how often the report is read for progress while the run goes on
 LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
 
