@@ -407,6 +407,8 @@ EXTRA_MARKERS = {
     "gpu": "needs a Hopper GPU (H100/H200); skipped elsewhere and worth no points",
     "differential": "compares against reference/; skipped in the student release",
     "meta": "tests of the test suite itself (TAs and CI)",
+    "slow": "a meta-test of the slow tier, which grades as users' machines do (the hostile corpus in both sandbox "
+            "modes, the Gradescope image, a Dask cluster): `make slow` and CI run it, `make test` does not",
 }
 
 # The profiler's switches: the record of every op that the dispatch-mode audits of tensors and precision

@@ -3,7 +3,7 @@
     python -m grader.staff.bench              # or: make bench
     python -m grader.staff.bench --grade-only # only the grading of a full submission
     python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
-    python -m grader.staff.bench --make-test  # only the phases of `make test`, the project's own check
+    python -m grader.staff.bench --make-test  # only the phases of `make test` and `make slow` (what CI runs)
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -15,7 +15,8 @@
 4. with --overhead: each problem's tests on the reference under the grading profile, in-process and through
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
    what the worker costs (its start, torch's import in it, the round trips, the guard);
-5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds.
+5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
+   the slow tier CI runs after it (`make slow`).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -96,18 +97,25 @@ def make_test_phases() -> list[str]:
 
 
 def make_test() -> None:
-    """Print each phase of `make test` (the README's test command, CI's): wall and CPU seconds, exit status; each
-    phase's output is kept in a log file."""
+    """Print each phase of `make test` (the README's test command), then `make slow` (the slow tier, which CI runs
+    after it): wall and CPU seconds, exit status; each phase's output is kept in a log file."""
     logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
     print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f} before; the phases' output in {logs})")
     wall = cpu = 0.0
     for phase in make_test_phases():
-        with open(logs / f"{phase}.log", "wb") as log:
-            run = run_timed(["make", phase], output=log)
+        run = _make(phase, logs)
         wall, cpu = wall + run.wall, cpu + run.cpu
-        print(f"{phase:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}")
     print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
+    slow = _make("slow", logs)
+    print(f"{'CI in all':<12} {wall + slow.wall:6.0f} {cpu + slow.cpu:6.0f}   (make test, then make slow)")
+
+
+def _make(target: str, logs: Path):
+    with open(logs / f"{target}.log", "wb") as log:
+        run = run_timed(["make", target], output=log)
+    print(f"{target:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}", flush=True)
+    return run
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and the README's "
                              "table of them")
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
-    parser.add_argument("--make-test", action="store_true", help="only `make test`'s phases (about 20 minutes)")
+    parser.add_argument("--make-test", action="store_true",
+                        help="only the phases of `make test`, then `make slow` (about 17 minutes)")
     options = parser.parse_args(argv)
     if options.overhead:
         return worker_overhead()

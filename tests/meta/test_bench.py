@@ -2,6 +2,7 @@
 and one that has exited (gone, or a zombie not yet reaped) holds no memory and has no row (the old "gone" and
 "python (a fork)" rows)."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -79,3 +80,18 @@ def test_the_readme_quotes_the_figures_bench_recorded():
 def test_a_readme_without_the_block_is_refused():
     with pytest.raises(SystemExit, match="no figures block"):
         bench.with_figures("# a README\n", {"gradings": []})
+
+
+def _recipe(makefile: str, target: str) -> str:
+    lines = makefile.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:")) + 1
+    return "\n".join(line.strip() for line in itertools.takewhile(lambda line: line.startswith("\t"), lines[start:]))
+
+
+def test_ci_runs_the_slow_tier_that_make_test_leaves_out():
+    # every meta-test runs in CI: `make test` all but those marked slow, `make slow` those, and .ci/run both
+    makefile = (bench.OFFICIAL_ROOT / "Makefile").read_text()
+    assert '-m "not slow"' in _recipe(makefile, "meta") and "meta" in bench.make_test_phases()
+    assert _recipe(makefile, "slow").endswith("-m slow")
+    ci = [line.strip() for line in (bench.OFFICIAL_ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ci.index("make test") < ci.index("make slow"), ci

@@ -23,7 +23,7 @@ from tests.meta.dask_cluster import DaskCluster, children, command_line
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
-pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.meta, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 PROBLEM = "tensors"
 VARYING = ("execution_time", "seconds", "seconds_per_problem")  # times: what may differ between two gradings

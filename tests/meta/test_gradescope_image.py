@@ -32,7 +32,7 @@ from grader.registry import PROBLEMS
 from tests.meta.suite import ROOT
 from tests.meta.test_gradescope import build, validate
 
-pytestmark = [pytest.mark.meta, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.meta, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 BASE_CACHE = Path("/var/cache/resource-accounting/bookworm-minbase")
 MIRROR = "http://deb.debian.org/debian"

@@ -259,8 +259,9 @@ REFERENCE_LINES = [line.strip() for line in (ROOT / "reference" / "flops.py").re
 class CorpusGraded:
     """What one grading of the corpus must show: a subclass per sandbox mode. Each mode is a class of its own so
     that the meta-tests' parallel workers (`--dist loadscope`: a module or a class to a worker) grade the two
-    side by side."""
+    side by side. The slow tier (`make slow`, CI): about six minutes of a core per mode."""
 
+    pytestmark = [pytest.mark.slow]
     mode = ""
 
     @pytest.fixture(scope="class")
