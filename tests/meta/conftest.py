@@ -1,5 +1,6 @@
-"""The meta-tests in parallel: `make meta` runs them on pytest-xdist's workers, a test file (or a test class) to a
-worker at a time (`--dist loadscope`), so that a file's module fixtures (a grading, a built image) are made once.
+"""The meta-tests in parallel: `make meta` (all but those marked slow) and `make slow` (those) run them on
+pytest-xdist's workers, a test file (or a test class) to a worker at a time (`--dist loadscope`), so that a file's
+module fixtures (a grading, a built image) are made once.
 The hostile corpus is a class per sandbox mode: its two gradings run side by side.
 
 - The costliest files and classes are handed out first (COSTLIEST_FIRST, then the rest in the order collected;
