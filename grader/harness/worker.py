@@ -162,7 +162,6 @@ PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 # grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with an oracle).
 # Where such a problem's scenarios do either, its worker imports it ahead, with torch, before the guard. A
 # problem missing here imports it when first needed (gradient_accumulation does, at the same cost either way).
-# A fork server imports it once for all its problems (precision and gradient_accumulation among them).
 DYNAMO_AHEAD = ("adamw", "flops", "precision")
 
 
@@ -198,7 +197,6 @@ def main() -> None:
         install_shape_checks([options.package])
         import torch  # noqa: F401 - once, for every problem the server forks a worker for
 
-        importlib.import_module("torch._dynamo")
         scenarios = import_scenarios()
         from grader.harness import forkserver
 
