@@ -20,6 +20,7 @@ import warnings
 from pathlib import Path
 
 from grader.matches import FunctionMatch, Matches
+from grader.staff import answers_cache
 
 EXAMPLES = 20  # the default number of inputs per function
 CATALOGUE_MODULES = r"tests\.mistakes\."  # where the warnings of the catalogue's functions are raised
@@ -199,11 +200,37 @@ class Comparer:
             self.entries[problem] = entries
             skipped = compare_inputs.NOT_COMPARABLE.get(problem, {})
             self.skipped[problem] = {name: why for name, why in skipped.items() if not functions or name in functions}
+            whole = not functions and examples == EXAMPLES  # what the cache keeps: a problem's every function
+            if whole and self._load(problem):
+                continue
             for entry in entries:
                 key = (problem, entry.key)
                 self.inputs[key] = draw_inputs(entry.inputs, examples, f"compare:{problem}:{entry.key}",
                                               entry.pool)
                 self.expected[key] = [call(self.reference, problem, entry, *x) for x in self.inputs[key]]
+            if whole:
+                self._store(problem)
+
+    # the inputs and answers of a problem depend on the official tree alone: kept between runs (answers_cache)
+    def _state(self, problem: str) -> dict:
+        return {name: {key: value for key, value in table.items() if key[0] == problem}
+                for name, table in (("inputs", self.inputs), ("expected", self.expected),
+                                    ("mistakes", self._mistake_answers))}
+
+    def _load(self, problem: str) -> bool:
+        state = answers_cache.load(problem)
+        if state is None:
+            return False
+        self.inputs.update(state["inputs"])
+        self.expected.update(state["expected"])
+        self._mistake_answers.update(state["mistakes"])
+        return True
+
+    def _store(self, problem: str) -> None:
+        for entry in self.entries[problem]:
+            for mistake in self.mistakes(problem, entry):
+                self.mistake_answers(mistake, problem, entry)
+        answers_cache.store(problem, self._state(problem))
 
     def mistakes(self, problem: str, entry) -> list:
         from tests.mistakes import catalog

@@ -1,0 +1,72 @@
+"""grader/staff/answers_cache.py: compare's inputs and answers, kept between runs, are read back as they were
+computed, and never from a file that another user could have written or that another tree made."""
+
+import os
+import shutil
+
+import pytest
+
+import grader
+from grader.staff import answers_cache, compare
+
+pytestmark = [pytest.mark.meta]
+
+PROBLEM = "activation_checkpointing"  # the cheapest to compute
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """A cache folder of this test's, holding PROBLEM's state; the state as computed."""
+    monkeypatch.setenv(answers_cache.FOLDER_ENV, str(tmp_path / "cache"))
+    return compare.Comparer([PROBLEM])._state(PROBLEM)
+
+
+def test_a_kept_problem_is_read_back_as_it_was_computed(kept, monkeypatch):
+    assert answers_cache.path(PROBLEM).exists() and kept["inputs"] and kept["mistakes"]
+
+    def drawn(*_):
+        raise AssertionError("drew the inputs again instead of reading them back")
+
+    monkeypatch.setattr(compare, "draw_inputs", drawn)
+    again = compare.Comparer([PROBLEM])._state(PROBLEM)
+    assert repr(again) == repr(kept)
+
+
+def test_a_file_that_others_could_have_written_is_not_read(kept):
+    file = answers_cache.path(PROBLEM)
+    assert answers_cache.load(PROBLEM) is not None
+    for where, mode in ((file, 0o622), (file.parent, 0o777)):
+        before = where.stat().st_mode
+        os.chmod(where, mode)
+        assert answers_cache.load(PROBLEM) is None, f"read with {where} mode {oct(mode)}"
+        os.chmod(where, before)
+    if os.geteuid() == 0:
+        os.chown(file, 12345, -1)
+        assert answers_cache.load(PROBLEM) is None, "read a file of another user"
+
+
+def test_a_change_to_the_tree_names_another_file(kept, tmp_path, monkeypatch):
+    tree = tmp_path / "tree"
+    for part in ("reference", "tests"):
+        shutil.copytree(grader.OFFICIAL_ROOT / part, tree / part, ignore=shutil.ignore_patterns("meta", "__pycache__"))
+    (tree / "assignment").mkdir()
+    shutil.copy(grader.OFFICIAL_ROOT / "assignment" / "given.py", tree / "assignment")
+    same = answers_cache.path(PROBLEM)
+    monkeypatch.setattr(grader, "OFFICIAL_ROOT", tree)
+    answers_cache.digest.cache_clear()
+    try:
+        assert answers_cache.path(PROBLEM) == same  # a copy of the same sources
+        with open(tree / "reference" / f"{PROBLEM}.py", "a") as f:
+            f.write("\n# a change\n")
+        answers_cache.digest.cache_clear()
+        assert answers_cache.path(PROBLEM) != same and answers_cache.load(PROBLEM) is None
+    finally:
+        answers_cache.digest.cache_clear()
+
+
+def test_nothing_fails_where_nothing_can_be_kept(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(answers_cache.FOLDER_ENV, str(blocker / "cache"))  # a folder below a file: not creatable
+    assert compare.Comparer([PROBLEM]).inputs
+    assert answers_cache.load(PROBLEM) is None
