@@ -212,18 +212,20 @@ class Comparer:
                 self._store(problem)
 
     # the inputs and answers of a problem depend on the official tree alone: kept between runs (answers_cache)
+    def _tables(self) -> dict:
+        """What is kept of each problem: these tables' rows keyed by (problem, ...)."""
+        return {"inputs": self.inputs, "expected": self.expected, "mistakes": self._mistake_answers}
+
     def _state(self, problem: str) -> dict:
         return {name: {key: value for key, value in table.items() if key[0] == problem}
-                for name, table in (("inputs", self.inputs), ("expected", self.expected),
-                                    ("mistakes", self._mistake_answers))}
+                for name, table in self._tables().items()}
 
     def _load(self, problem: str) -> bool:
-        state = answers_cache.load(problem)
-        if state is None:
+        state, tables = answers_cache.load(problem), self._tables()
+        if not isinstance(state, dict) or state.keys() != tables.keys():
             return False
-        self.inputs.update(state["inputs"])
-        self.expected.update(state["expected"])
-        self._mistake_answers.update(state["mistakes"])
+        for name, table in tables.items():
+            table.update(state[name])
         return True
 
     def _store(self, problem: str) -> None:
