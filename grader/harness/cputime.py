@@ -15,8 +15,12 @@ WALL_FACTOR = 5
 
 def _stat(pid: int) -> tuple[int, float] | None:
     """(parent pid, CPU seconds of the process and of its reaped children), or None when it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+    try:  # os.read, not pathlib: a grading reads this about 20,000 times, at 3 us each instead of 18
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            text = os.read(fd, 4096).decode(errors="replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
     fields = text[text.rfind(")") + 2:].split()  # after "pid (comm) ": the name may hold spaces and parentheses
