@@ -58,6 +58,10 @@ _REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, report_m
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
 # grade: what the grader runs; a test's examples are its budget, or FLOOR (grader/grading_budget.py)
 settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODUCIBLE)
+# calibrate: grade's inputs and budgets, but a failing test is not shrunk (tests/meta/mutation.py --every-test
+# records where each test first failed, which is all a budget needs)
+settings.register_profile("calibrate", settings.get_profile("grade"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 # thorough: a student's most thorough local check before submitting, new random inputs every run
 settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
 # mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
@@ -117,7 +121,7 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_collection_modifyitems(config, items):
     config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
-    grading = settings.get_current_profile_name() == "grade"
+    grading = settings.get_current_profile_name() in ("grade", "calibrate")
     if config.getoption("--isolated"):
         from grader.harness.client import FORKABLE
 

@@ -4,6 +4,7 @@
     python -m tests.meta.mutation --problem flops
     python -m tests.meta.mutation --json FILE     # for tests/meta/test_mistakes.py
     python -m tests.meta.mutation --profile grade --grading-seed 7   # under a grading seed, as the grader runs
+    python -m tests.meta.mutation --automatic --sample 300   # automatic mutants (tests/mistakes/automatic.py)
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
@@ -19,6 +20,7 @@ import contextlib
 import inspect
 import io
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,7 +30,7 @@ import pytest
 
 from grader.harness.report import read_test_records
 from grader.registry import PROBLEMS
-from tests.mistakes import catalog
+from tests.mistakes import automatic, catalog, find_mistake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,24 +56,69 @@ def _source(item) -> str:
         return ""
 
 
-def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False) -> dict:
+# A test that runs this long is caught (the grader's timeouts stop it): an automatic mutant can make a loop
+# endless. A test of the reference takes 2 s at most here, so 30 s is far beyond it on a loaded machine.
+TEST_SECONDS = 30
+
+
+class TestTimedOut(BaseException):
+    """Raised in a test that ran past TEST_SECONDS. Not an Exception: hypothesis lets it through (it would take
+    an Exception, or pytest's Failed, for a failing example and run that example again to report it: an endless
+    loop again), and pytest reports the test failed."""
+
+
+class StopAtTimeout:
+    """A pytest plugin: a test that runs past TEST_SECONDS fails, and the run stops there (the mistake is caught,
+    as the grader's timeouts catch it; an endless loop in a helper would make every later test wait too)."""
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session):
+        self.session = session
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        def expire(signum, frame):
+            raise TestTimedOut(f"{item.name} ran past {TEST_SECONDS} s")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, TEST_SECONDS)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report):
+        if report.failed and "TestTimedOut" in str(report.longrepr):
+            self.session.shouldstop = "a test timed out"
+
+
+def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False,
+                every_test: bool = False) -> dict:
     """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure
-    (with `naming_first`, the tests that name a function it replaces run first: NamingTestsFirst)."""
+    (with `naming_first`, the tests that name a function it replaces run first: NamingTestsFirst), or with
+    `every_test` run them all and record where each failing one first failed (`failed`: test -> example)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
                 "--mutant", f"{mistake.problem}:{mistake.id}",
-                "-m", f"{mistake.problem} and not differential", "-x", "-q", "--tb=no", "--no-header",
+                "-m", f"{mistake.problem} and not differential", *(["--all-failures"] if every_test else ["-x"]),
+                "-q", "--tb=no", "--no-header",
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
         if grading_seed is not None:
             args.append(f"--grading-seed={grading_seed}")
         with contextlib.redirect_stdout(io.StringIO()):
-            code = pytest.main(args, plugins=[NamingTestsFirst(mistake)] if naming_first else [])
+            code = pytest.main(args, plugins=[StopAtTimeout(), *[NamingTestsFirst(mistake)] * naming_first])
         records = read_test_records(report.name)
     failed = [r for r in records if r["outcome"] == "failed"]
     return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
             "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),
             "caught_by": failed[0]["nodeid"].split("::")[-1] if failed else None,
-            "examples": failed[0].get("first_failing_example", 0) if failed else None}
+            "examples": failed[0].get("first_failing_example", 0) if failed else None,
+            **({"failed": {r["nodeid"].split("::")[-1]: r.get("first_failing_example", 0) for r in failed}}
+               if every_test else {})}
+
+
 
 
 def _seed_option(options) -> list[str]:
@@ -86,6 +133,8 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
             out = Path(tmp) / f"{k}.json"
             command = [sys.executable, "-m", "tests.meta.mutation", "--jobs", "1", "--shard", f"{k}/{options.jobs}",
                        "--profile", options.profile, *_seed_option(options), "--json", str(out),
+                       *_automatic_options(options), *["--every-test"] * options.every_test,
+                       *(["--rerun", options.rerun] if options.rerun else []),
                        *["--naming-first"] * options.naming_first, *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
@@ -93,6 +142,24 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
             child.wait()
             results += json.loads(out.read_text()) if out.exists() else []
         return results
+
+
+def _automatic_options(options) -> list[str]:
+    if not options.automatic:
+        return []
+    return ["--automatic", *(["--sample", str(options.sample)] if options.sample else []),
+            "--sample-seed", str(options.sample_seed)]
+
+
+def _mistakes(options, problems: list[str]) -> list:
+    if options.rerun:
+        wanted = {(r["problem"], r["id"]) for r in json.loads(Path(options.rerun).read_text())}
+        mutants = {(m.problem, m.id): m for p in {p for p, _ in wanted} for m in automatic.automatic(p)}
+        return [mutants.get(key) or find_mistake(":".join(key)) for key in sorted(wanted) if key[0] in problems]
+    if not options.automatic:
+        return [m for p in problems for m in catalog(p)]
+    mutants = [m for p in problems for m in automatic.automatic(p)]
+    return automatic.sample(mutants, options.sample, options.sample_seed) if options.sample else mutants
 
 
 def main(argv=None) -> int:
@@ -107,17 +174,34 @@ def main(argv=None) -> int:
                         help="run the tests that name a replaced function first: the same verdicts, sooner (the test "
                              "that caught a mistake and its example are then not those of the file's order, which "
                              "the grading budgets are calibrated from)")
+    parser.add_argument("--automatic", action="store_true",
+                        help="the automatic mutants of the reference (tests/mistakes/automatic.py) instead of the "
+                             "catalogue: some change nothing a test can see, so not all are caught")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="with --automatic: N of them, drawn the same way each time (default: all)")
+    parser.add_argument("--sample-seed", type=int, default=0, metavar="S",
+                        help="with --sample: which N (default 0, the sample the budgets were calibrated on)")
+    parser.add_argument("--rerun", metavar="FILE",
+                        help="the mistakes and mutants of an earlier --json file, whatever they were")
+    parser.add_argument("--every-test", action="store_true",
+                        help="run every test, not only up to the first that fails, and record where each failing "
+                             "one first failed (with --profile calibrate, which does not shrink: budget data)")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
-    mistakes = [m for p in problems for m in catalog(p)]
+    mistakes = _mistakes(options, problems)
     if options.jobs > 1:
         expected = mistakes
         results = _in_parallel(options, problems)
     else:
         k, n = map(int, options.shard.split("/"))
         expected = mistakes[k::n]
-        results = [run_mistake(m, options.profile, options.grading_seed, options.naming_first) for m in expected]
+        results = []
+        for m in expected:
+            results.append(run_mistake(m, options.profile, options.grading_seed, options.naming_first,
+                                       options.every_test))
+            if options.json:  # as it goes: a run stopped half-way keeps what it found
+                Path(options.json).write_text(json.dumps(results, indent=1))
     ran = {(r["problem"], r["id"]) for r in results}
     results += [{"problem": m.problem, "id": m.id, "description": m.description, "caught": False, "exit_code": -1,
                  "caught_by": None} for m in expected if (m.problem, m.id) not in ran]  # a child that crashed
@@ -128,7 +212,7 @@ def main(argv=None) -> int:
     print(f"{sum(r['caught'] for r in results)}/{len(results)} mistakes caught")
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1))
-    return 0 if all(r["caught"] for r in results) else 1
+    return 0 if options.automatic or all(r["caught"] for r in results) else 1
 
 
 if __name__ == "__main__":

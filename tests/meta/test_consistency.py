@@ -212,7 +212,8 @@ def test_every_grading_budget_names_a_generated_test_and_gives_a_reason():
     unknown = sorted(set(grading_budget.BUDGET) - generated)
     assert not unknown, f"grader/grading_budget.py budgets tests that are not generated tests of the suite: {unknown}"
     for name, (examples, why) in grading_budget.BUDGET.items():
-        assert grading_budget.FLOOR < examples <= 60, f"{name}: a budget is over FLOOR and at most the 60 of before"
+        assert grading_budget.MINIMUM <= examples <= 60 and examples != grading_budget.FLOOR, (
+            f"{name}: a budget is at least MINIMUM, at most the 60 of before, and not FLOOR (which needs no entry)")
         assert len(why.split()) >= 5, f"{name}: the budget's reason, from the mutation data, is missing"
 
 

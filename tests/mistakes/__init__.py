@@ -35,8 +35,11 @@ def catalog(problem: str) -> list[Mistake]:
 
 
 def find_mistake(spec: str) -> Mistake:
-    """`spec` is "problem:mistake_id" (or a nonsense implementation's id, tests/mistakes/nonsense.py)."""
+    """`spec` is "problem:mistake_id" (or a nonsense implementation's id, tests/mistakes/nonsense.py, or an
+    automatic mutant's, tests/mistakes/automatic.py)."""
     problem, _, mistake_id = spec.partition(":")
+    if mistake_id.startswith("auto-"):  # tests/mistakes/automatic.py
+        return importlib.import_module("tests.mistakes.automatic").build(problem, mistake_id)
     found = catalog(problem)
     if mistake_id.startswith(("nonsense-", "core-")):  # not mistakes: tests/meta/test_nonsense.py's
         found = importlib.import_module("tests.mistakes.nonsense").nonsense(problem)

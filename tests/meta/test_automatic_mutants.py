@@ -1,0 +1,76 @@
+"""The automatic mutants (tests/mistakes/automatic.py) are what they say: one change each, in the reference's
+code and nowhere else, and swapped in they change what the reference's functions answer. And the grading
+budgets (grader/grading_budget.py) lose none of them: every mutant that 40 examples a test catch (the `ci`
+profile) is caught within the budgets, under a grading seed and a sample the budgets were not calibrated on."""
+
+import ast
+import inspect
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reference import flops as reference_flops
+from tests.mistakes import find_mistake
+from tests.mistakes.automatic import automatic, sample
+
+pytestmark = pytest.mark.meta
+
+
+def test_each_problem_has_mutants_named_by_their_line_and_change():
+    mutants = automatic("flops")
+    assert len(mutants) > 50 and len({m.id for m in mutants}) == len(mutants)
+    source = inspect.getsource(reference_flops).splitlines()
+    for mutant in mutants:
+        line = int(mutant.id.rsplit("-L", 1)[1])
+        assert mutant.description.startswith(f"line {line}: ")
+        assert not source[line - 1].lstrip().startswith(('"""', "#")), f"{mutant}: a docstring or comment"
+
+
+def test_a_mutant_changes_one_place_and_the_answer_with_it():
+    wrong = [m for m in automatic("flops") if m.replaces == ("matmul_flops",) and "* -> /" in m.description]
+    assert wrong, "matmul_flops (2 * b * d * k) has a * to make a /"
+    mistake = find_mistake(f"flops:{wrong[0].id}")
+    assert reference_flops.matmul_flops(2, 3, 4) == 48
+    assert mistake.replaces["matmul_flops"](2, 3, 4) != 48
+    functions = {name: value for name, value in mistake.replaces.items() if inspect.isfunction(value)}
+    changed = [name for name, value in functions.items()
+               if value.__code__.co_code != inspect.unwrap(getattr(reference_flops, name)).__code__.co_code]
+    assert changed == ["matmul_flops"], f"the functions changed: {changed}"
+
+
+def test_the_sample_is_the_same_each_time_and_in_order():
+    mutants = automatic("tensors")
+    picked = sample(mutants, 20)
+    assert picked == sample(mutants, 20) and len(picked) == 20
+    assert [mutants.index(m) for m in picked] == sorted(mutants.index(m) for m in picked)
+
+
+@pytest.mark.parametrize("problem", ["tensors", "roofline", "adamw"])
+def test_every_mutant_compiles(problem):
+    for mutant in sample(automatic(problem), 15, seed=1):
+        mistake = find_mistake(f"{problem}:{mutant.id}")
+        assert mistake.replaces, mutant
+        assert all(not isinstance(v, ast.AST) for v in mistake.replaces.values())
+
+
+HELD_OUT_SEED = 11  # the budgets were calibrated on grading seeds 1 and 2, and on the sample of seed 0
+HELD_OUT_SAMPLE = dict(size=100, seed=1)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_budgets_catch_every_automatic_mutant_that_forty_examples_catch(tmp_path):
+    caught = {}
+    for profile in ("ci", "grade"):
+        out = tmp_path / f"{profile}.json"
+        subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--automatic", "--sample",
+                        str(HELD_OUT_SAMPLE["size"]), "--sample-seed", str(HELD_OUT_SAMPLE["seed"]), "--profile",
+                        profile, "--grading-seed", str(HELD_OUT_SEED), "--naming-first", "--json", str(out)],
+                       check=False, timeout=850, stdout=subprocess.DEVNULL)
+        caught[profile] = {f"{r['problem']}:{r['id']} ({r['description']})"
+                           for r in json.loads(out.read_text()) if r["caught"]}
+    assert len(caught["ci"]) >= HELD_OUT_SAMPLE["size"] * 0.7, "most automatic mutants are caught"
+    lost = sorted(caught["ci"] - caught["grade"])
+    assert not lost, f"caught by 40 examples a test, not within the grading budgets: {lost}"
