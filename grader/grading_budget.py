@@ -24,7 +24,7 @@ every seed.
 
 What the budgets keep is checked on data they were not calibrated on: the catalogue under grading seed 11
 (tests/meta/test_mistakes.py), and another sample of automatic mutants under seed 11, each caught within the
-budgets wherever 40 examples a test catch it (tests/meta/test_automatic_mutants.py).
+budgets wherever FLOOR examples catch it (the `floor` profile: tests/meta/test_automatic_mutants.py).
 """
 
 FLOOR = 25  # twice the 12 examples within which 97% of the catalogue's catches came, and more than `dev`'s 20

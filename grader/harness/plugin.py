@@ -62,6 +62,10 @@ settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODU
 # records where each test first failed, which is all a budget needs)
 settings.register_profile("calibrate", settings.get_profile("grade"),
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
+# floor: grade with no budget under FLOOR, as it graded before they were calibrated (what
+# tests/meta/test_automatic_mutants.py compares the budgets with)
+settings.register_profile("floor", settings.get_profile("grade"))
+GRADING_PROFILES = ("grade", "calibrate", "floor")
 # thorough: a student's most thorough local check before submitting, new random inputs every run
 settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
 # mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
@@ -121,7 +125,7 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_collection_modifyitems(config, items):
     config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
-    grading = settings.get_current_profile_name() in ("grade", "calibrate")
+    profile = settings.get_current_profile_name()
     if config.getoption("--isolated"):
         from grader.harness.client import FORKABLE
 
@@ -133,8 +137,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.differential)
         if seed is not None:
             _seed_generated_test(item, seed)
-        if grading:
-            _apply_grading_budget(item)
+        if profile in GRADING_PROFILES:
+            _apply_grading_budget(item, at_least=grading_budget.FLOOR if profile == "floor" else 0)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             _stop_at_not_implemented(item.obj.hypothesis)
         if isinstance(item, pytest.Function):
@@ -340,11 +344,14 @@ def _short_for_not_implemented(item, repr_failure):
     return short_repr_failure
 
 
-def _apply_grading_budget(item) -> None:
-    """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades (set
-    once per test function: the items of a parametrized test share it, and so do the runs of one process)."""
+def _apply_grading_budget(item, at_least: int = 0) -> None:
+    """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades, where
+    that is at least `at_least` (set once per test function: the items of a parametrized test share it, and so
+    do the runs of one process)."""
     test = getattr(item, "obj", None)
     examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
+    if examples and examples < at_least:
+        return
     if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
         settings(settings.default, max_examples=examples)(test)
         test._grading_budget = examples
