@@ -142,7 +142,9 @@ class _Recorder:
         """First line: every test that will run, so a reader knows what a killed run never reached."""
         handles = [getattr(getattr(item, "obj", None), "hypothesis", None) for item in session.items]
         for handle in {id(h): h for h in handles if h is not None}.values():  # one per test function
-            handle.inner_test = self._counting(handle.inner_test)
+            # the body as written: a process that runs several sessions (tests/meta/mutation.py) wraps it once
+            handle.uncounted_test = getattr(handle, "uncounted_test", handle.inner_test)
+            handle.inner_test = self._counting(handle.uncounted_test)
         collected = [{"nodeid": item.nodeid, "problem": self._problem(item.keywords),
                       "gpu": "gpu" in item.keywords, "differential": "differential" in item.keywords}
                      for item in session.items]
