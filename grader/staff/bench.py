@@ -11,7 +11,8 @@
 2. the grader on a full, correct submission (a copy of the reference's modules), on one core as on
    Gradescope's default worker: wall time, score, and the peak memory of the grading's whole process tree;
 3. the same on a submission that fails every problem compare has inputs for, each with one catalogued mistake
-   planted (tests/mistakes' planted_source), with and without the fingerprints that name them (what they cost);
+   planted (tests/mistakes' planted_source), with the fingerprints that name them (twice: compare's answers
+   computed by the first grading, then kept for the second, as on Gradescope after setup.sh) and without;
 4. with --overhead: each problem's tests on the reference under the grading profile, in-process and through
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
    what the worker costs (its start, torch's import in it, the round trips, the guard);
@@ -25,6 +26,7 @@ once per process: an upper bound.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -155,13 +157,31 @@ def main(argv: list[str] | None = None) -> None:
     from tests.mistakes import planted_source
 
     modules.update({problem: planted_source(problem, [mistake]) for problem, mistake in planted.items()})
-    measure(f"one catalogued mistake in each of {len(planted)} problems, with its fingerprints", modules)
+    with kept_answers_in(tempfile.mkdtemp(prefix="ra-bench-answers-")):  # empty: the first grading computes them
+        measure(f"one catalogued mistake in each of {len(planted)} problems, with its fingerprints, compare's "
+                "answers computed (none kept yet)", modules)
+        measure("the same, compare's answers kept (by the grading before)", modules)
     measure("the same, `--no-fingerprints`", modules, ["--no-fingerprints"])
     if options.record:
         figures = {"measured": time.strftime("%Y-%m-%d"), "where": machine(bool(one_core)), "gradings": gradings}
         FIGURES.write_text(json.dumps(figures, indent=1) + "\n")
         README.write_text(with_figures(README.read_text(), figures))
         print(f"\nrecorded in {FIGURES.relative_to(OFFICIAL_ROOT)} and {README.relative_to(OFFICIAL_ROOT)}")
+
+
+@contextlib.contextmanager
+def kept_answers_in(folder: str):
+    """The gradings inside keep compare's answers in `folder` (grader/staff/answers_cache.py), removed after."""
+    before = os.environ.get("RA_COMPARE_CACHE")
+    os.environ["RA_COMPARE_CACHE"] = folder
+    try:
+        yield
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if before is None:
+            del os.environ["RA_COMPARE_CACHE"]
+        else:
+            os.environ["RA_COMPARE_CACHE"] = before
 
 
 # -- the recorded figures, and the README's table of them ----------------------------------------------------

@@ -31,6 +31,7 @@ from grader.harness import sandbox
 from grader.registry import PROBLEMS
 from tests.meta.suite import ROOT
 from tests.meta.test_gradescope import build, validate
+from tests.meta.test_hostile import MARK, case_source
 
 pytestmark = [pytest.mark.meta, pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -127,6 +128,9 @@ def image(tmp_path_factory):
         started = time.monotonic()
         subprocess.run(["cp", "-a", "--reflink=auto", str(base), str(fs)], check=True, timeout=600)
         copied = time.monotonic() - started
+        # a root's / is open to every user, as in Gradescope's container; debootstrap's folder was 0700, which kept
+        # the sandbox's uid out of everything, so the user layer could not start and the gradings ran unsandboxed
+        os.chmod(fs, 0o755)
         shutil.copy("/etc/resolv.conf", fs / "etc" / "resolv.conf")
         pip_env = {}
         if HOST_CA.is_file():  # this machine may reach PyPI through a proxy that signs with a CA of its own
@@ -187,6 +191,8 @@ def test_setup_builds_the_image_on_a_bare_root_and_the_reference_scores_100(imag
     assert probe.stdout.split() == ["/usr/bin/python3.11", "final", "2.13.0+cpu"], probe.stdout + probe.stderr
     doctor = chroot(fs, "/autograder/source/.venv/bin/resource-grader doctor", 60)
     print(f"[gradescope image] doctor in the root:\n{doctor.stdout}")
+    # Gradescope's container: root, no namespaces for bwrap (a chroot has none either), so a uid of its own
+    assert "sandbox: limits + user" in doctor.stdout, doctor.stdout
 
 
 def test_the_stubs_score_0_with_the_interpreter_setup_installed(image):
@@ -200,3 +206,20 @@ def test_the_stubs_score_0_with_the_interpreter_setup_installed(image):
     assert results["score"] == 0 and results["tests"] and all(t["status"] == "failed" for t in results["tests"])
     assert "review" not in results.get("extra_data", {})
 
+
+
+def test_an_attack_on_the_kept_answers_in_the_image_changes_nothing(image):
+    """The hostile corpus's tamper_answers_cache, graded as Gradescope grades it: the image's kept answers
+    (root's, in /root, which the submission's uid cannot enter) are as setup.sh made them, the attack's file
+    is not among them, and no pickle of the attack's was loaded (which would have left its mark in /tmp)."""
+    fs, setup, _ = image
+    if setup.returncode:
+        pytest.fail("setup.sh failed (the first test says why)")
+    kept = fs / "root" / ".cache" / "resource-accounting" / "compare"
+    before = {p.name: p.read_bytes() for p in kept.iterdir()}
+    attack = case_source("tamper_answers_cache", "127.0.0.1:9")
+    results = run_autograder(fs, {"flops.py": attack}, "--problem", "flops")
+    assert {p.name: p.read_bytes() for p in kept.iterdir()} == before
+    assert not list((fs / "tmp").glob(f"*{MARK}*")), "a pickle of the attack's was loaded"
+    flops = [t for t in results["tests"] if t["name"].startswith("flops: ")]
+    assert flops and all(t["status"] == "failed" for t in flops), "the attack sits in the flops stub: nothing passes"
