@@ -119,8 +119,6 @@ def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_f
                if every_test else {})}
 
 
-
-
 def _seed_option(options) -> list[str]:
     return [] if options.grading_seed is None else ["--grading-seed", str(options.grading_seed)]
 

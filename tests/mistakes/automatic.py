@@ -99,6 +99,7 @@ def build(problem: str, mutant_id: str) -> Mistake:
     from the module compiled from the mutated source."""
     index = int(mutant_id.split("-")[1])
     tree = ast.parse(_source(problem))
+    names = _top_level_names(tree)  # a change never touches a definition's name or an assignment's target
     node, field, position, new, what = list(_changes(tree))[index]
     if field is None:  # the operand takes the operator's place
         _replace_child(tree, node, new)
@@ -109,7 +110,6 @@ def build(problem: str, mutant_id: str) -> Mistake:
     module = types.ModuleType(f"reference.{problem}")
     module.__file__ = str(ROOT / "reference" / f"{problem}.py")
     exec(compile(ast.fix_missing_locations(tree), module.__file__, "exec"), module.__dict__)
-    names = _top_level_names(ast.parse(_source(problem)))
     return Mistake(problem, mutant_id, f"line {node.lineno}: {what}",
                    {name: module.__dict__[name] for name in names if name in module.__dict__})
 
