@@ -432,6 +432,19 @@ ORACLES: dict[str, tuple[str, ...]] = {
     "activation_checkpointing": ("torch.utils.checkpoint",),
 }
 
+# Problems graded in one world: their workers are forked from one fork server (grader/harness/forkserver.py),
+# whose torch has the oracles of all of them absent, so each is graded with all three absent (the handout says
+# so). Their oracles are parts of torch, which a worker with one of them a stub must import anew (about 1 s and
+# as much again for torch's compiler front end, per problem); no solution of one of them needs another's. Every
+# other problem with an oracle module (mini_einops: einops, which other problems' code may use) gets a worker
+# of its own; the problems whose oracles have no module share another server.
+SHARED_WORLD = ("flops", "adamw", "activation_checkpointing")
+
+
+def graded_with(problem: str | None) -> tuple[str, ...]:
+    """The problems whose oracles are absent from the worker of `problem`, forked or not: those of its world."""
+    return SHARED_WORLD if problem in SHARED_WORLD else (problem,) if problem else ()
+
 assert sum(p.points for p in PROBLEMS) == 100
 
 

@@ -22,11 +22,15 @@ from pathlib import Path
 
 
 class OracleAbsent(RuntimeError):
-    """The code under test used an oracle of the problem it is graded on: the grading worker has none."""
+    """The code under test used an oracle of the problem it is graded on (or of a problem graded in the same
+    world): the grading worker has none."""
 
 
-def message(name: str, problem: str) -> str:
-    return f"{name} is the oracle of problem {problem}: not available to the code under test"
+def message(name: str, problem: str, graded: tuple[str, ...] = ()) -> str:
+    """What the code under test reads when it uses the oracle `name` of `problem` in a worker of `graded` (the
+    problems whose oracles are all absent from it, grader/registry.py SHARED_WORLD)."""
+    world = f" (absent while any of {', '.join(graded)} is graded)" if len(graded) > 1 else ""
+    return f"{name} is the oracle of problem {problem}{world}: not available to the code under test"
 
 
 def locate(name: str) -> Path | None:
@@ -80,8 +84,8 @@ DISPATCH_MODES = frozenset({("torch.utils.checkpoint", "_CachedTorchDispatchMode
                             ("torch.utils.checkpoint", "_CachingTorchDispatchMode")})
 
 
-def _placeholder(module: str, name: str, problem: str) -> type:
-    text = message(f"{module}.{name}", problem)
+def _placeholder(module: str, name: str, problem: str, graded: tuple[str, ...] = ()) -> type:
+    text = message(f"{module}.{name}", problem, graded)
 
     def refuse(cls, *args, **kwargs):
         raise OracleAbsent(text)
@@ -97,15 +101,15 @@ def _placeholder(module: str, name: str, problem: str) -> type:
 class AbsentModule(types.ModuleType):
     """A stub for a module of an oracle: every public name is a placeholder that raises `OracleAbsent`."""
 
-    def __init__(self, name: str, problem: str):
-        super().__init__(name, message(name, problem))
+    def __init__(self, name: str, problem: str, graded: tuple[str, ...] = ()):
+        super().__init__(name, message(name, problem, graded))
         self.__path__ = []  # a package: its submodules are imported through the finder too
-        self.__oracle_problem__ = problem
+        self.__oracle_problem__ = problem, graded
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        value = _placeholder(self.__name__, name, self.__oracle_problem__)
+        value = _placeholder(self.__name__, name, *self.__oracle_problem__)
         setattr(self, name, value)
         return value
 
@@ -113,8 +117,8 @@ class AbsentModule(types.ModuleType):
 class AbsentFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """First on sys.meta_path: the modules of the problem's oracles, and their submodules, are stubs."""
 
-    def __init__(self, modules: list[str], problem: str):
-        self.modules, self.problem = tuple(modules), problem
+    def __init__(self, modules: list[str], problem: str, graded: tuple[str, ...] = ()):
+        self.modules, self.problem, self.graded = tuple(modules), problem, graded
 
     def find_spec(self, fullname, path=None, target=None):
         if any(fullname == m or fullname.startswith(m + ".") for m in self.modules):
@@ -122,22 +126,23 @@ class AbsentFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        return AbsentModule(spec.name, self.problem)
+        return AbsentModule(spec.name, self.problem, self.graded)
 
     def exec_module(self, module):
         pass
 
 
-def install(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[str]:
-    """Make the modules of `problem`'s oracles stubs in this process, before anything imports them (raises
-    where one is already imported). Returns their names."""
-    modules = modules_of(oracles.get(problem, ())) if problem else []
-    loaded = [m for m in modules if m in sys.modules]
+def install(problems: list[str], oracles: dict[str, tuple[str, ...]]) -> list[str]:
+    """Make the modules of the oracles of each of `problems` stubs in this process, before anything imports
+    them (raises where one is already imported). Returns their names."""
+    found = {problem: modules_of(oracles.get(problem, ())) for problem in problems}
+    loaded = [m for modules in found.values() for m in modules if m in sys.modules]
     if loaded:
         raise RuntimeError(f"an oracle was imported before the worker could keep it out: {loaded}")
-    if modules:
-        sys.meta_path.insert(0, AbsentFinder(modules, problem))
-    return modules
+    for problem, modules in found.items():
+        if modules:
+            sys.meta_path.insert(0, AbsentFinder(modules, problem, tuple(problems)))
+    return [m for modules in found.values() for m in modules]
 
 
 def _hold_unreachably(library) -> None:
@@ -155,18 +160,18 @@ def _hold_unreachably(library) -> None:
     library.m = None
 
 
-def disable_kernels(problem: str | None, oracles: dict[str, tuple[str, ...]]) -> list[str]:
-    """After torch is imported: each compiled kernel among `problem`'s oracles ("torch._fused_adamw_") is
+def disable_kernels(problems: list[str], oracles: dict[str, tuple[str, ...]]) -> list[str]:
+    """After torch is imported: each compiled kernel among the oracles of `problems` ("torch._fused_adamw_") is
     replaced in torch's namespace by a placeholder, and its CPU kernel in the dispatcher by one that raises
     `OracleAbsent` (so `torch.ops.aten.<name>` raises too). Returns the kernels disabled."""
     import torch
 
     done = []
-    for name in oracles.get(problem, ()) if problem else ():
+    for problem, name in ((p, name) for p in problems for name in oracles.get(p, ())):
         owner, _, attribute = name.rpartition(".")
         if owner != "torch" or locate(name) is not None or not hasattr(torch.ops.aten, attribute):
             continue
-        text = message(name, problem)
+        text = message(name, problem, tuple(problems))
 
         def refuse(*args, text=text, **kwargs):
             raise OracleAbsent(text)
@@ -180,6 +185,6 @@ def disable_kernels(problem: str | None, oracles: dict[str, tuple[str, ...]]) ->
             except RuntimeError:  # no such overload for this key
                 continue
         _hold_unreachably(library)
-        setattr(torch, attribute, _placeholder("torch", attribute, problem))
+        setattr(torch, attribute, _placeholder("torch", attribute, problem, tuple(problems)))
         done.append(name)
     return done

@@ -30,14 +30,20 @@ from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
 from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
-from grader.registry import ORACLES, PROBLEM_MODULES, PROBLEMS
+from grader.registry import ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
 
 MAX_EVIDENCE = 100  # reports kept per test
 POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
 OOM_SCORE_ADJ = b"1000"  # the kernel's first choice when memory runs out
 KILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)  # SIGKILL, seen directly or through bwrap's exit status
-# the problems whose workers one fork server serves (grader/harness/forkserver.py): their oracles have no module
-FORKABLE = [p.id for p in PROBLEMS if not absent.modules_of(ORACLES.get(p.id, ()))]
+# the problems whose workers a fork server serves (grader/harness/forkserver.py), a server for each group in turn:
+# those whose oracles have no module, then those graded in one world (grader/registry.py SHARED_WORLD)
+FORK_GROUPS = [[p.id for p in PROBLEMS if not absent.modules_of(ORACLES.get(p.id, ()))], list(SHARED_WORLD)]
+
+
+def fork_group(problem: str | None) -> list[str]:
+    """The problems whose workers are forked from the same server as `problem`'s; none where it has its own."""
+    return next((group for group in FORK_GROUPS if problem in group), [])
 
 
 def volunteer_for_oom() -> None:
@@ -156,7 +162,7 @@ class Worker:
         elif self.current_problem:  # its oracles are absent from the worker (grader/harness/absent.py)
             command += ["--problem", self.current_problem]
         if self.sandbox:
-            command = self.sandbox.command(command, problem=self.current_problem)
+            command = self.sandbox.command(command, forking or list(graded_with(self.current_problem)))
             return command, self.sandbox.env(), Path(self.sandbox.home)
         return command, dict(os.environ, PYTHONPATH=boundary.python_path(root), PYTHONDONTWRITEBYTECODE="1"), root
 
@@ -166,19 +172,19 @@ class Worker:
                                 start_new_session=True, preexec_fn=volunteer_for_oom)
 
     def _fork(self) -> ForkedProcess | None:
-        """The worker of the current problem, forked from the grading's fork server (started at the first
-        problem it serves); None where the problem's worker must start the usual way, or the server is gone."""
-        if self.current_problem not in FORKABLE:
+        """The worker of the current problem, forked from the fork server of its group (started at the group's
+        first problem); None where the problem's worker must start the usual way, or the server is gone."""
+        group = fork_group(self.current_problem)
+        if self.fork_server is not None and self.fork_server.problems != group:
             self._close_server()  # not held beside another worker: a container's memory limit counts both
-            return None
-        if not self.forking:
+        if not group or not self.forking:
             return None
         try:
             if self.fork_server is None:
-                self.fork_server = ForkServer(lambda control: self._spawn(FORKABLE, control, subprocess.DEVNULL))
+                self.fork_server = ForkServer(lambda control: self._spawn(group, control, subprocess.DEVNULL), group)
                 self.fork_server.ready(self.start_timeout)
             if self.sandbox:
-                self.sandbox.show(self.current_problem)
+                self.sandbox.show(group)
             return self.fork_server.fork(self.current_problem)
         except ServerGone as exc:
             self._stop_forking(exc)

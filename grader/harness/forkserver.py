@@ -1,10 +1,12 @@
 """One interpreter with torch imported, forked for each problem's worker (both sides: the server runs in the
 sandbox, `ForkServer` in the test process).
 
-A worker's start is mostly `import torch` (about 1 s of a grading's CPU, eleven times). The problems whose
-oracles have no files (`forkable`: no module to keep out, so every worker of theirs imports the same things and
-sees the same files) share a server instead: a worker process, started like any other in the grading's sandbox,
-that imports torch, the shape checks and the scenarios, then forks a worker for each of those problems in turn.
+A worker's start is mostly `import torch` and its compiler front end (about 2 s of a grading's CPU, eleven
+times). A group of problems whose workers may import the same things and see the same files shares a server
+instead (grader/harness/client.py FORK_GROUPS): the problems whose oracles have no module, and the problems graded
+in one world (grader/registry.py SHARED_WORLD), whose server has the oracles of all of them absent, stubs and
+files alike. A server is a worker process, started like any other in the grading's sandbox, that imports torch,
+the shape checks and the scenarios, then forks a worker for each of its problems in turn.
 Each fork goes on as a fresh worker would from there (grader/harness/worker.py): the kernel's filter, the guard,
 the code under test. So no code under test ever runs in the server, and each problem's code starts from the
 same clean copy of it: nothing one problem's code did reaches the next.
@@ -151,10 +153,11 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """The test process's handle on one fork server: `start(popen)` with a function that starts the server's
-    process, its stdin being the given socket; then `fork(problem)` for each forkable problem's worker."""
+    """The test process's handle on one fork server for `problems`: made with a function that starts the
+    server's process, its stdin being the given socket; then `fork(problem)` for each of their workers."""
 
-    def __init__(self, start_process):
+    def __init__(self, start_process, problems: list[str]):
+        self.problems = problems
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = start_process(theirs)

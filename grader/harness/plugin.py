@@ -127,11 +127,12 @@ def pytest_collection_modifyitems(config, items):
     seed = config.getoption("--grading-seed")
     profile = settings.get_current_profile_name()
     if config.getoption("--isolated"):
-        from grader.harness.client import FORKABLE
+        from grader.harness.client import FORK_GROUPS
 
-        # the problems whose workers one fork server serves, together and first: the server is started once,
-        # and closed before any other problem's worker starts (grader/harness/forkserver.py)
-        items.sort(key=lambda item: problem_of(item) not in FORKABLE)
+        # the problems whose workers a fork server serves, each group together and first: each server is started
+        # once, and closed before any other problem's worker starts (grader/harness/forkserver.py)
+        order = {problem: rank for rank, group in enumerate(FORK_GROUPS) for problem in group}
+        items.sort(key=lambda item: order.get(problem_of(item), len(FORK_GROUPS)))
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)

@@ -17,7 +17,8 @@ machine allows it (`resource-grader doctor` says which are and why):
                                interpreter, its libraries, the worker's code (read-only) and its home;
                                no network; its whole process tree dies with the namespace.
                                Stops: the network, other processes, the rest of the filesystem, leftovers.
-4. oracles     always          the problem's oracles (grader/registry.py ORACLES) absent from its worker:
+4. oracles     always          the problem's oracles (grader/registry.py ORACLES) absent from its worker
+                               (and those of the problems graded in one world with it, SHARED_WORLD):
                                stub modules in place of them before torch is imported, their compiled
                                kernels replaced (grader/harness/absent.py); their files masked in the view
                                (namespaces) or denied to the sandbox's uid by an ACL entry (user layer
@@ -99,11 +100,11 @@ class Spec:
     def load(cls, path: str | Path) -> "Spec":
         return cls(**json.loads(Path(path).read_text()))
 
-    def command(self, argv: list[str], problem: str | None = None) -> list[str]:
-        """The command that starts `argv` in the sandbox, for a worker of `problem`: its oracles' files are
-        masked (namespaces) or, with the user layer alone, made unreadable to the sandbox's uid from now until
-        a worker of another problem starts or the grading ends (`hide_oracles`)."""
-        self.show(problem)
+    def command(self, argv: list[str], problems: list[str | None] = ()) -> list[str]:
+        """The command that starts `argv` in the sandbox, for a worker of `problems` (one, or a fork server's):
+        their oracles' files are masked (namespaces) or, with the user layer alone, made unreadable to the
+        sandbox's uid from now until a worker of other problems starts or the grading ends (`hide_oracles`)."""
+        self.show(problems)
         limits = [f"--fsize={FILE_BYTES}", f"--cpu={self.cpu_seconds}", f"--nofile={OPEN_FILES}", "--core=0"]
         if "user" in self.layers:  # the process count is per uid: only meaningful for a uid of its own
             limits.append(f"--nproc={MAX_PROCESSES}")
@@ -112,14 +113,18 @@ class Spec:
             argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--no-new-privs",
                     "--inh-caps=-all", "--bounding-set=-all", *dies_with_parent(), "--", *argv]
         if "namespaces" in self.layers:
-            argv = ["bwrap", *self._bwrap_options(self.oracles.get(problem or "", [])), "--", *argv]
+            argv = ["bwrap", *self._bwrap_options(self.hidden(problems)), "--", *argv]
         return argv
 
-    def show(self, problem: str | None) -> None:
-        """With the user layer alone, make what a worker of `problem` may read readable to the sandbox's uid,
-        and its oracles' files not (`hide_oracles`); the namespaces layer masks them in the command instead."""
+    def hidden(self, problems: list[str | None]) -> list[str]:
+        """The oracles' files that a worker of `problems` must not see."""
+        return sorted({path for problem in problems for path in self.oracles.get(problem or "", [])})
+
+    def show(self, problems: list[str | None]) -> None:
+        """With the user layer alone, make what a worker of `problems` may read readable to the sandbox's uid,
+        and their oracles' files not (`hide_oracles`); the namespaces layer masks them in the command instead."""
         if "user" in self.layers and "namespaces" not in self.layers and acl_problem() is None:
-            hide_oracles(self.uid, self.oracles.get(problem or "", []), self.oracles)
+            hide_oracles(self.uid, self.hidden(problems), self.oracles)
 
     def env(self) -> dict[str, str]:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.harness import seccomp
 from grader.harness.typecheck import install_shape_checks, is_type_check_error
-from grader.registry import ORACLES
+from grader.registry import ORACLES, graded_with
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -160,9 +160,25 @@ def import_scenarios() -> dict:
 PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 # torch imports its compiler front end lazily, at the first optimizer built or the first meta tensor that requires
 # grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with an oracle).
-# Where such a problem's scenarios do either, its worker imports it ahead, with torch, before the guard. A
-# problem missing here imports it when first needed (gradient_accumulation does, at the same cost either way).
-DYNAMO_AHEAD = ("adamw", "flops", "precision")
+# Where such a problem's scenarios do either, its worker (or its fork server, once for all its problems) imports it
+# ahead, with torch, before the guard.
+DYNAMO_AHEAD = ("adamw", "flops", "precision", "gradient_accumulation")
+
+
+def import_torch(problems: list[str], stubbed: list[str]) -> None:
+    """Import torch, before any limit and before the code under test, for a worker of `problems` whose oracles'
+    modules `stubbed` are stubs: their kernels refused, the compiler front end imported ahead where one of them
+    needs it, and the stubs made now, before the guard (made while a request ran, the stub's own code, the
+    names torch asks of it, would be seen by the tripwire as a run of the oracle)."""
+    import torch  # noqa: F401
+
+    from grader.harness import absent
+
+    absent.disable_kernels(problems, ORACLES)
+    if any(problem in DYNAMO_AHEAD for problem in problems):
+        importlib.import_module("torch._dynamo")
+    for module in stubbed:
+        importlib.import_module(module)
 
 
 def prepare_matplotlib(problem: str | None) -> None:
@@ -188,21 +204,21 @@ def main() -> None:
     options = parser.parse_args()
     from grader.harness import absent
 
-    stubbed = absent.install(options.problem, ORACLES)  # before torch: it imports some of them itself
-    if options.fork_for:
-        forkable = options.fork_for.split(",")
-        if options.problem or any(absent.modules_of(ORACLES.get(p, ())) for p in forkable):
-            raise SystemExit("a fork server serves only problems whose oracles have no module")
+    forkable = options.fork_for.split(",") if options.fork_for else []
+    if forkable and options.problem:
+        raise SystemExit("a fork server serves the problems it is given, not one --problem")
+    problems = forkable or list(graded_with(options.problem))
+    stubbed = absent.install(problems, ORACLES)  # before torch: it imports some of them itself
+    if forkable:
         control = socket.socket(fileno=os.dup(0))
         install_shape_checks([options.package])
-        import torch  # noqa: F401 - once, for every problem the server forks a worker for
-
+        import_torch(forkable, stubbed)  # once, for every problem the server forks a worker for
         scenarios = import_scenarios()
         from grader.harness import forkserver
 
         gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
         options.problem = forkserver.serve(control, forkable)  # returns in a child, its problem's worker
-        start_worker(options, stubbed, scenarios, forked=True)
+        start_worker(options, [], scenarios, forked=True)
     else:
         start_worker(options, stubbed)
 
@@ -210,8 +226,6 @@ def main() -> None:
 def start_worker(options, stubbed: list[str], scenarios: dict | None = None, forked: bool = False) -> None:
     """From the worker's own pipes to its serving requests: with `scenarios`, in a child of the fork server,
     where the shape checks, torch and the scenarios are already imported."""
-    from grader.harness import absent
-
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -219,15 +233,9 @@ def start_worker(options, stubbed: list[str], scenarios: dict | None = None, for
     os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
 
     root = options.root.resolve()
-    if not forked:
+    if not forked:  # a fork server did these for all its problems
         install_shape_checks([options.package])
-    import torch  # noqa: F401 - imported before any limit, and before the code under test
-
-    absent.disable_kernels(options.problem, ORACLES)
-    if options.problem in DYNAMO_AHEAD:
-        importlib.import_module("torch._dynamo")
-    for module in stubbed:  # made now, before the guard: made while a request ran, the stub's own code (the names
-        importlib.import_module(module)  # torch asks of it) would be seen by the tripwire as a run of the oracle
+        import_torch(list(graded_with(options.problem)), stubbed)
     if scenarios is None:
         scenarios = import_scenarios()
     prepare_matplotlib(options.problem)

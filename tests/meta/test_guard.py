@@ -22,7 +22,7 @@ import pytest
 from grader.harness import absent
 from grader.harness.boundary import copy_worker_files
 from grader.harness.client import IsolatedPackage
-from grader.registry import ORACLES
+from grader.registry import ORACLES, SHARED_WORLD
 from tests.meta.suite import ROOT
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(600)]
@@ -235,10 +235,12 @@ def add_attack(root: Path, problem: str, attack: str) -> None:
     module.write_text((ROOT / "assignment" / f"{problem}.py").read_text() + "\n" + attack)
 
 
-def call_attack(root: Path, problem: str, attack: str):
-    """`attack()` added to the stub of `problem`, called in a fresh worker: (value or exception, evidence)."""
+def call_attack(root: Path, problem: str, attack: str, forking: bool = True):
+    """`attack()` added to the stub of `problem`, called in a fresh worker (forked from a fork server where the
+    problem has one and `forking`): (value or exception, evidence)."""
     add_attack(root, problem, attack)
     package = IsolatedPackage("assignment", root, call_timeout=60)
+    package.worker.forking = forking
     try:
         package.worker.begin_test(f"test_guard::{problem}", problem)
         try:
@@ -351,6 +353,42 @@ def test_the_fused_adam_kernels_are_absent_from_the_adamw_worker(worker_tree):
             return refused, p.tolist()
     """)
     assert list(outcome) == [[True] * 3, [0.0, 0.0, 0.0]], outcome
+
+
+# Each of the oracles of the shared world (grader/registry.py SHARED_WORLD), used: absent from the workers of its
+# problems, whose fork server has them all absent, and there for every other problem's code.
+USE_THE_SHARED_ORACLES = """
+    def attack():
+        import torch
+        uses = {
+            "AdamW": lambda: torch.optim.AdamW([torch.zeros(1, requires_grad=True)]),
+            "Adam": lambda: torch.optim.Adam([torch.zeros(1, requires_grad=True)]),
+            "checkpoint": lambda: __import__("torch.utils.checkpoint", fromlist=["x"]).checkpoint(
+                torch.sin, torch.ones(1, requires_grad=True), use_reentrant=False),
+            "FlopCounterMode": lambda: __import__("torch.utils.flop_counter", fromlist=["x"]).FlopCounterMode(),
+        }
+        found = {}
+        for name, use in uses.items():
+            try:
+                use()
+                found[name] = "ran"
+            except RuntimeError as exc:
+                found[name] = str(exc)
+        return found
+"""
+
+
+@pytest.mark.parametrize("problem, forking", [*((p, True) for p in SHARED_WORLD), ("flops", False),
+                                              ("gradient_accumulation", True), ("mini_einops", True)])
+def test_the_shared_worlds_oracles_are_absent_from_its_problems_alone(worker_tree, problem, forking):
+    # forking off: the worker a problem gets where its fork server failed has its world's oracles absent too
+    outcome, _ = call_attack(worker_tree, problem, USE_THE_SHARED_ORACLES, forking)
+    assert set(outcome) == {"AdamW", "Adam", "checkpoint", "FlopCounterMode"}, outcome
+    for name, got in outcome.items():
+        if problem in SHARED_WORLD:  # named, with the world it is absent from
+            assert ABSENT in got and f"absent while any of {', '.join(SHARED_WORLD)} is graded" in got, (name, got)
+        else:
+            assert got == "ran", (name, got)
 
 
 # An honest solution's unusual habits: standard-library helpers that look at the platform or build classes

@@ -453,6 +453,62 @@ def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode
         assert earned == BY_ID[problem].points, (problem, told)
 
 
+# Appended to the activation_checkpointing stub, the first problem of the shared world (grader/registry.py
+# SHARED_WORLD), whose workers are forked from one server: the oracles of the other two are absent from it too,
+# files and all, though neither is its own.
+SHARED_WORLD_ATTACK = """
+import os as _os
+import torch as _torch
+
+
+def _read(*parts):  # through libc, below the guard's hooks: what the kernel allows
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.open(_os.path.join(_os.path.dirname(_torch.__file__), *parts).encode(), _os.O_RDONLY)
+    if fd < 0:
+        return f"refused (errno {ctypes.get_errno()})"
+    buffer = ctypes.create_string_buffer(1 << 16)
+    return f"read {libc.read(fd, buffer, len(buffer))} bytes"
+
+
+def _use(action):
+    try:
+        action()
+        return "ran"
+    except RuntimeError as exc:
+        return "absent" if "not available to the code under test" in str(exc) else repr(exc)
+
+
+READS = {"adamw": _read("optim", "adamw.py"), "flop_counter": _read("utils", "flop_counter.py"),
+         "AdamW": _use(lambda: _torch.optim.AdamW([_torch.zeros(1, requires_grad=True)]))}
+
+
+def checkpoint(*args, **kwargs):
+    raise RuntimeError(f"shared world's attack: {READS}")
+"""
+
+
+def attack_from_the_shared_world(folder: Path) -> None:
+    folder.mkdir()
+    for problem in ("adamw", "flops"):
+        shutil.copy(ROOT / "reference" / f"{problem}.py", folder / f"{problem}.py")
+    stub = (ROOT / "assignment" / "activation_checkpointing.py").read_text()
+    (folder / "activation_checkpointing.py").write_text(stub + SHARED_WORLD_ATTACK)
+
+
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_the_shared_world_keeps_every_oracle_of_its_problems_out(view, mode):
+    text, told, _ = grade_in(view, mode, attack_from_the_shared_world, ["activation_checkpointing", "adamw", "flops"])
+    assert "shared world's attack" in text, told
+    for oracle in ("adamw", "flop_counter"):  # masked (/dev/null) or denied by an ACL entry (user layer)
+        assert f"'{oracle}': 'read 0 bytes'" in text or f"'{oracle}': 'refused (errno 13)'" in text, told
+    assert "'AdamW': 'absent'" in text, told
+    results = json.loads(text)
+    for problem in ("adamw", "flops"):  # graded after it, in the same world: the reference's full marks
+        earned = sum(t["score"] for t in results["tests"] if t["name"].startswith(problem + ":"))
+        assert earned == BY_ID[problem].points, (problem, told)
+
+
 # -- an ordinary user grading their own work ------------------------------------------------------------
 
 ORDINARY_UID = sandbox.UID_BASE + 100
