@@ -4,12 +4,16 @@ the reason beside each budget.
 
     python -m tests.meta.mutation --every-test --profile calibrate --grading-seed N --json cat-N.json   # N = 1, 2, 3
     python -m tests.meta.mutation --every-test --profile calibrate --grading-seed 1 --automatic --sample 400 ...
+    python -m tests.meta.mutation --differential ...   # each of the above again, for the differential tests
     python -m tests.meta.calibrate cat-1.json cat-2.json cat-3.json auto.json --costs report.jsonl [--python]
 
 The data (tests/meta/calibrate.py): every catalogued mistake (tests/mistakes/) under grading seeds 1, 2 and 3,
 and 398 automatic mutants of the reference (tests/mistakes/automatic.py: one operator, comparison or constant
 changed; 344 of them caught) under seed 1; for each, every test that failed and the example at which it first
-failed (counted from 1, its explicit examples and the examples hypothesis rejected included).
+failed (counted from 1, its explicit examples and the examples hypothesis rejected included). The differential
+tests, which compare with the reference and so cannot see a mistake swapped into it, have data of their own:
+the same catalogue and 400 automatic mutants (sample seed 0) run with `--differential`, where the mistake is in
+the package under test and the reference they compare with is untouched.
 
 A test listed here runs its own budget:
 - at most FLOOR (the one number of before) where the data allows fewer: twice the latest example at which the
@@ -17,20 +21,22 @@ A test listed here runs its own budget:
   per mistake: a mistake two tests catch today, both still catch;
 - over FLOOR, up to 60, where a rare input is what catches (one op of several, then its rare case), from the
   catalogue under seeds 1, 2 and 3 with 60 examples a test.
-A test not listed runs FLOOR (it caught nothing in the data: mostly the differential tests, which the data
-leaves out). Where a mistake is caught only by a rare input (a packed dtype among ~30; an empty layout, or one
-spaced evenly but not by 1, for is_contiguous), the test pins that input as an explicit example: it runs under
-every seed.
+A test not listed runs FLOOR (it caught nothing in the data, or caught only late). Where a mistake is caught
+only by a rare input (a packed dtype among ~30; an empty layout, or one spaced evenly but not by 1, for
+is_contiguous), the test pins that input as an explicit example: it runs under every seed.
 
 What the budgets keep is checked on data they were not calibrated on: the catalogue under grading seed 11
 (tests/meta/test_mistakes.py), and another sample of automatic mutants under seed 11, each caught within the
-budgets wherever FLOOR examples catch it (the `floor` profile: tests/meta/test_automatic_mutants.py).
+budgets wherever FLOOR examples catch it (the `floor` profile: tests/meta/test_automatic_mutants.py); the
+differential tests' budgets, on the catalogue and 200 other automatic mutants (sample seed 1) under seed 11,
+floor against grade (by hand: the same catches).
 """
 
 FLOOR = 25  # twice the 12 examples within which 97% of the catalogue's catches came, and more than `dev`'s 20
 MINIMUM = 10  # the `mutation` profile's examples, within which every catalogued mistake is caught
 
 BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutant, and its example
+    "test_accumulate_matches_reference": (10, "gradient_accumulation:one_over_k caught at example 5"),
     "test_accumulated_gradient_is_the_full_batch_gradient_float32":
         (20, "gradient_accumulation:stale_grads caught at example 10"),
     "test_accumulated_gradient_is_the_full_batch_gradient_float64":
@@ -70,6 +76,8 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
         (10, "activation_checkpointing:rng_not_replayed caught at example 5"),
     "test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment":
         (12, "activation_checkpointing:default_l_segments caught at example 6"),
+    "test_checkpoint_sequential_matches_reference":
+        (10, "activation_checkpointing:default_l_segments caught at example 5"),
     "test_classify_flips_exactly_at_the_accelerator_intensity": (10, "roofline:auto-4-L40 caught at example 3"),
     "test_classify_matmuls_on_real_hardware": (10, "roofline:auto-4-L40 caught at example 5"),
     "test_contiguous_strides_match_torch": (16, "tensors:strides_zeroed_by_empty_dims caught at example 8"),
@@ -80,6 +88,12 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_counter_matches_flopcountermode_on_mlps": (10, "flops:counter_counts_bias caught at example 5"),
     "test_counter_matches_flopcountermode_on_transformers": (10, "flops:auto-77-L26 caught at example 3"),
     "test_counter_starts_from_zero_each_time_it_is_entered": (10, "flops:counter_counts_bias caught at example 5"),
+    "test_differential_all_functions": (10, "einops_practice:merge_d_heads caught at example 1"),
+    "test_differential_counter": (10, "flops:counter_counts_bias caught at example 5"),
+    "test_differential_counting_functions": (22, "memory:packed_halved caught at example 11"),
+    "test_differential_measurements": (14, "memory:saved_every_tensor caught at example 7"),
+    "test_differential_nvfp4": (10, "precision:nvfp4_scale_truncated caught at example 4"),
+    "test_differential_roofline": (10, "roofline:batch_off_by_one caught at example 5"),
     "test_dot_cost": (10, "roofline:dot_fp32 caught at example 3"),
     "test_each_pattern_is_parsed_once": (10, "mini_einops:auto-28-L440 caught at example 4"),
     "test_einsum_matches_einops": (60, "mini_einops:einsum_output_order caught at example 58"),
@@ -138,6 +152,7 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_single_ops_match_torch": (60, "tensors:slice_stride_unstepped caught at example 48"),
     "test_split_heads_matches_view_and_transpose": (10, "einops_practice:split_d_heads caught at example 1"),
     "test_sum_hidden_sums_the_last_dimension": (10, "einops_practice:sum_hidden_mean caught at example 2"),
+    "test_summarize_matches_reference": (12, "benchmarking:median_upper_middle caught at example 6"),
     "test_summarize_matches_statistics": (10, "benchmarking:median_upper_middle caught at example 5"),
     "test_tensor_bytes_allocates_nothing": (10, "memory:packed_halved caught at example 2"),
     "test_tensor_bytes_matches_torch": (18, "memory:bits_over_eight caught at example 9"),

@@ -5,6 +5,7 @@
     python -m tests.meta.mutation --json FILE     # for tests/meta/test_mistakes.py
     python -m tests.meta.mutation --profile grade --grading-seed 7   # under a grading seed, as the grader runs
     python -m tests.meta.mutation --automatic --sample 300   # automatic mutants (tests/mistakes/automatic.py)
+    python -m tests.meta.mutation --differential --every-test   # the differential tests' data, for their budgets
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
@@ -95,14 +96,16 @@ class StopAtTimeout:
 
 
 def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False,
-                every_test: bool = False) -> dict:
-    """Run the problem's oracle tests on the reference with `mistake` swapped in; stop at the first failure
-    (with `naming_first`, the tests that name a function it replaces run first: NamingTestsFirst), or with
-    `every_test` run them all and record where each failing one first failed (`failed`: test -> example)."""
+                every_test: bool = False, differential: bool = False) -> dict:
+    """Run the problem's oracle tests (with `differential`, its differential tests instead) on the reference
+    with `mistake` swapped in; stop at the first failure (with `naming_first`, the tests that name a function
+    it replaces run first: NamingTestsFirst), or with `every_test` run them all and record where each failing
+    one first failed (`failed`: test -> example)."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
                 "--mutant", f"{mistake.problem}:{mistake.id}",
-                "-m", f"{mistake.problem} and not differential", *(["--all-failures"] if every_test else ["-x"]),
+                "-m", f"{mistake.problem} and {'' if differential else 'not '}differential",
+                *(["--all-failures"] if every_test else ["-x"]),
                 "-q", "--tb=no", "--no-header",
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
         if grading_seed is not None:
@@ -133,7 +136,8 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
                        "--profile", options.profile, *_seed_option(options), "--json", str(out),
                        *_automatic_options(options), *["--every-test"] * options.every_test,
                        *(["--rerun", options.rerun] if options.rerun else []),
-                       *["--naming-first"] * options.naming_first, *[f"--problem={p}" for p in problems]]
+                       *["--naming-first"] * options.naming_first, *["--differential"] * options.differential,
+                       *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
         for child, out in children:
@@ -184,6 +188,9 @@ def main(argv=None) -> int:
     parser.add_argument("--every-test", action="store_true",
                         help="run every test, not only up to the first that fails, and record where each failing "
                              "one first failed (with --profile calibrate, which does not shrink: budget data)")
+    parser.add_argument("--differential", action="store_true",
+                        help="the differential tests alone (the mistake is in the package under test, the reference "
+                             "they compare with is not): budget data for them, not the catalogue's verdicts")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
@@ -197,7 +204,7 @@ def main(argv=None) -> int:
         results = []
         for m in expected:
             results.append(run_mistake(m, options.profile, options.grading_seed, options.naming_first,
-                                       options.every_test))
+                                       options.every_test, options.differential))
             if options.json:  # as it goes: a run stopped half-way keeps what it found
                 Path(options.json).write_text(json.dumps(results, indent=1))
     ran = {(r["problem"], r["id"]) for r in results}

@@ -2,7 +2,8 @@
 code and nowhere else, and swapped in they change what the reference's functions answer. And the budgets under
 FLOOR (grader/grading_budget.py) lose none of them: every mutant that the grade profile caught before them (the
 `floor` profile: FLOOR examples wherever a budget is lower) is caught within them, under a grading seed and a
-sample of mutants that they were not calibrated on."""
+sample of mutants that they were not calibrated on; and so for the differential tests' budgets, with the
+mistake in the package under test."""
 
 import ast
 import inspect
@@ -60,18 +61,34 @@ HELD_OUT_SEED = 11  # the budgets were calibrated on grading seeds 1, 2 and 3, a
 HELD_OUT_SAMPLE = dict(size=100, seed=1)
 
 
+def caught_under(profile: str, options: list[str], out) -> set[str]:
+    """The mistakes or mutants that `python -m tests.meta.mutation OPTIONS` catches under `profile` and the
+    held-out grading seed."""
+    subprocess.run([sys.executable, "-m", "tests.meta.mutation", *options, "--profile", profile, "--grading-seed",
+                    str(HELD_OUT_SEED), "--json", str(out)], check=False, timeout=850, stdout=subprocess.DEVNULL)
+    return {f"{r['problem']}:{r['id']} ({r['description']})" for r in json.loads(out.read_text()) if r["caught"]}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_the_budgets_catch_every_automatic_mutant_that_floor_caught(tmp_path):
-    caught = {}
-    for profile in ("floor", "grade"):
-        out = tmp_path / f"{profile}.json"
-        subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--automatic", "--sample",
-                        str(HELD_OUT_SAMPLE["size"]), "--sample-seed", str(HELD_OUT_SAMPLE["seed"]), "--profile",
-                        profile, "--grading-seed", str(HELD_OUT_SEED), "--naming-first", "--json", str(out)],
-                       check=False, timeout=850, stdout=subprocess.DEVNULL)
-        caught[profile] = {f"{r['problem']}:{r['id']} ({r['description']})"
-                           for r in json.loads(out.read_text()) if r["caught"]}
+    options = ["--automatic", "--sample", str(HELD_OUT_SAMPLE["size"]), "--sample-seed", str(HELD_OUT_SAMPLE["seed"]),
+               "--naming-first"]
+    caught = {profile: caught_under(profile, options, tmp_path / f"{profile}.json") for profile in ("floor", "grade")}
     assert len(caught["floor"]) >= HELD_OUT_SAMPLE["size"] * 0.7, "most automatic mutants are caught"
     lost = sorted(caught["floor"] - caught["grade"])
     assert not lost, f"caught with FLOOR examples a test, not within the budgets under it: {lost}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_differential_tests_budgets_catch_what_floor_caught(tmp_path):
+    # the differential tests alone, the mistake in the package under test: the catalogue and a sample of mutants
+    lost = []
+    for what, options in (("catalogue", []), ("mutants", ["--automatic", "--sample", str(2 * HELD_OUT_SAMPLE["size"]),
+                                                          "--sample-seed", str(HELD_OUT_SAMPLE["seed"])])):
+        caught = {profile: caught_under(profile, ["--differential", *options], tmp_path / f"{what}-{profile}.json")
+                  for profile in ("floor", "grade")}
+        assert len(caught["floor"]) >= 100, f"{what}: the differential tests catch many"
+        lost += sorted(caught["floor"] - caught["grade"])
+    assert not lost, f"caught with FLOOR examples a differential test, not within the budgets under it: {lost}"
