@@ -734,7 +734,11 @@ def doctor(mode: str = "auto") -> str:
         hiding = ("masked in its view" if "namespaces" in layers.active else
                   "unreadable to the sandbox's uid (an ACL entry per grading)" if acl_problem() is None else
                   f"READABLE to the sandbox's uid ({acl_problem()}): absent from imports and sys.modules only")
-        rows.append(f"{'oracles':<11} on   each problem's oracles absent from its worker: stub modules, files {hiding}")
+        from grader.registry import SHARED_WORLD
+
+        shared = ", ".join(SHARED_WORLD)
+        rows.append(f"{'oracles':<11} on   each problem's oracles absent from its worker (those of {shared} from "
+                    f"each of them): stub modules, files {hiding}")
     why = kernel_filter_problem()
     rows.append(f"{'seccomp':<11} {'off' if why else 'on '}  " + (why + ": new processes, ptrace and other processes' "
                 "memory are then only evidence for review (the guard)" if why else
