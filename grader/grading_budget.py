@@ -22,8 +22,9 @@ A test listed here runs its own budget:
 - over FLOOR, up to 60, where a rare input is what catches (one op of several, then its rare case), from the
   catalogue under seeds 1, 2 and 3 with 60 examples a test.
 A test not listed runs FLOOR (it caught nothing in the data, or caught only late). Where a mistake is caught
-only by a rare input (a packed dtype among ~30; an empty layout, or one spaced evenly but not by 1, for
-is_contiguous), the test pins that input as an explicit example: it runs under every seed.
+only by a rare input, or late under some seed (a packed dtype among ~30; for is_contiguous an empty layout, one
+spaced evenly but not by 1, and rows with gaps between them), the test pins that input as an explicit example:
+it runs under every seed.
 
 What the budgets keep is checked on data they were not calibrated on: the catalogue under grading seed 11
 (tests/meta/test_mistakes.py), and another sample of automatic mutants under seed 11, each caught within the

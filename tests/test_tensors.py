@@ -137,6 +137,7 @@ def test_element_offset_matches_data_ptr(impl, layout, data):
 @given(layout=tensor_layouts())
 @example(layout=((3, 0, 2), (1, 7, 5), 0))  # empty (rare among generated layouts), strides that fit nothing
 @example(layout=((2, 3), (6, 2), 0))  # evenly spaced, innermost stride 2 (rare too): not contiguous
+@example(layout=((2, 3), (4, 1), 0))  # rows with a gap between them: strides fall to 1, still not contiguous
 def test_is_contiguous_matches_torch(impl, layout):
     shape, strides, _ = layout
     expect_equal(impl.tensors.is_contiguous(shape, strides), layout_tensor(layout).is_contiguous(),
