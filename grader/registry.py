@@ -440,6 +440,12 @@ ORACLES: dict[str, tuple[str, ...]] = {
 # of its own; the problems whose oracles have no module share another server.
 SHARED_WORLD = ("flops", "adamw", "activation_checkpointing")
 
+# torch imports its compiler front end (torch._dynamo) lazily, at the first optimizer built or the first meta tensor
+# that requires grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with
+# an oracle). The problems whose scenarios do either: their worker (or their fork server, once, before it forks the
+# first of them) imports it ahead, before the guard (grader/harness/worker.py).
+DYNAMO_AHEAD = ("adamw", "flops", "precision", "gradient_accumulation")
+
 
 def graded_with(problem: str | None) -> tuple[str, ...]:
     """The problems whose oracles are absent from the worker of `problem`, forked or not: those of its world."""

@@ -29,7 +29,7 @@ class OracleAbsent(RuntimeError):
 def message(name: str, problem: str, graded: tuple[str, ...] = ()) -> str:
     """What the code under test reads when it uses the oracle `name` of `problem` in a worker of `graded` (the
     problems whose oracles are all absent from it, grader/registry.py SHARED_WORLD)."""
-    world = f" (absent while any of {', '.join(graded)} is graded)" if len(graded) > 1 else ""
+    world = f" (absent while any of {', '.join(sorted(graded))} is graded)" if len(graded) > 1 else ""
     return f"{name} is the oracle of problem {problem}{world}: not available to the code under test"
 
 

@@ -46,10 +46,11 @@ def _prctl(option: int, value: int) -> None:
 
 # -- the server, in the sandbox --------------------------------------------------------------------------
 
-def serve(control: socket.socket, forkable: list[str]) -> str:
+def serve(control: socket.socket, forkable: list[str], prepare=None) -> str:
     """Fork a worker for each request on `control` and wait for it; return, in the child only, the problem the
-    child serves (its stdin, stdout and stderr are then the pipes the test process sent). Exits when the test
-    process closes the channel."""
+    child serves (its stdin, stdout and stderr are then the pipes the test process sent). `prepare(problem)`, in
+    the server before each fork, may import what that problem's worker needs. Exits when the test process closes
+    the channel."""
     _prctl(PR_SET_DUMPABLE, 0)
     server = os.getpid()
     _send(control, {"event": "ready", "pid": server})
@@ -66,6 +67,8 @@ def serve(control: socket.socket, forkable: list[str]) -> str:
                 os.close(fd)
             _send(control, {"error": f"not a problem this server forks: {problem!r}"})
             continue
+        if prepare is not None:
+            prepare(problem)
         child = os.fork()
         if child == 0:
             control.close()

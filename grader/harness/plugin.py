@@ -129,10 +129,10 @@ def pytest_collection_modifyitems(config, items):
     if config.getoption("--isolated"):
         from grader.harness.client import FORK_GROUPS
 
-        # the problems whose workers a fork server serves, each group together and first: each server is started
-        # once, and closed before any other problem's worker starts (grader/harness/forkserver.py)
-        order = {problem: rank for rank, group in enumerate(FORK_GROUPS) for problem in group}
-        items.sort(key=lambda item: order.get(problem_of(item), len(FORK_GROUPS)))
+        # the problems whose workers a fork server serves, each group together, first and in its order: each server
+        # is started once, and closed before any other problem's worker starts (grader/harness/forkserver.py)
+        order = {problem: (rank, i) for rank, group in enumerate(FORK_GROUPS) for i, problem in enumerate(group)}
+        items.sort(key=lambda item: order.get(problem_of(item), (len(FORK_GROUPS), 0)))
     for item in items:
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)

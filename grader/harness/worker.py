@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.harness import seccomp
 from grader.harness.typecheck import install_shape_checks, is_type_check_error
-from grader.registry import ORACLES, graded_with
+from grader.registry import DYNAMO_AHEAD, ORACLES, graded_with
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -158,27 +158,30 @@ def import_scenarios() -> dict:
 
 
 PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
-# torch imports its compiler front end lazily, at the first optimizer built or the first meta tensor that requires
-# grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with an oracle).
-# Where such a problem's scenarios do either, its worker (or its fork server, once for all its problems) imports it
-# ahead, with torch, before the guard.
-DYNAMO_AHEAD = ("adamw", "flops", "precision", "gradient_accumulation")
-
-
-def import_torch(problems: list[str], stubbed: list[str]) -> None:
+def import_torch(problems: list[str], stubbed: list[str], front_end: bool = True) -> None:
     """Import torch, before any limit and before the code under test, for a worker of `problems` whose oracles'
     modules `stubbed` are stubs: their kernels refused, the compiler front end imported ahead where one of them
-    needs it, and the stubs made now, before the guard (made while a request ran, the stub's own code, the
-    names torch asks of it, would be seen by the tripwire as a run of the oracle)."""
+    needs it (unless not `front_end`: a fork server's, `import_front_end`), and the stubs made now, before the
+    guard (made while a request ran, the stub's own code, the names torch asks of it, would be seen by the
+    tripwire as a run of the oracle)."""
     import torch  # noqa: F401
 
     from grader.harness import absent
 
     absent.disable_kernels(problems, ORACLES)
-    if any(problem in DYNAMO_AHEAD for problem in problems):
+    if front_end and any(problem in DYNAMO_AHEAD for problem in problems):
         importlib.import_module("torch._dynamo")
     for module in stubbed:
         importlib.import_module(module)
+
+
+def import_front_end(problem: str) -> None:
+    """In a fork server, before it forks the worker of `problem`: torch's compiler front end where `problem` needs
+    it (grader/registry.py DYNAMO_AHEAD) and the server has none yet. Its problems that need none come first
+    (grader/harness/client.py FORK_GROUPS), and run without it: a grading's peak memory is theirs."""
+    if problem in DYNAMO_AHEAD and "torch._dynamo" not in sys.modules:
+        importlib.import_module("torch._dynamo")
+        gc.freeze()
 
 
 def prepare_matplotlib(problem: str | None) -> None:
@@ -212,12 +215,12 @@ def main() -> None:
     if forkable:
         control = socket.socket(fileno=os.dup(0))
         install_shape_checks([options.package])
-        import_torch(forkable, stubbed)  # once, for every problem the server forks a worker for
+        import_torch(forkable, stubbed, front_end=False)  # once, for every problem the server forks a worker for
         scenarios = import_scenarios()
         from grader.harness import forkserver
 
         gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
-        options.problem = forkserver.serve(control, forkable)  # returns in a child, its problem's worker
+        options.problem = forkserver.serve(control, forkable, import_front_end)  # returns in a child, its worker
         start_worker(options, [], scenarios, forked=True)
     else:
         start_worker(options, stubbed)

@@ -384,9 +384,10 @@ def test_the_shared_worlds_oracles_are_absent_from_its_problems_alone(worker_tre
     # forking off: the worker a problem gets where its fork server failed has its world's oracles absent too
     outcome, _ = call_attack(worker_tree, problem, USE_THE_SHARED_ORACLES, forking)
     assert set(outcome) == {"AdamW", "Adam", "checkpoint", "FlopCounterMode"}, outcome
+    world = f"absent while any of {', '.join(sorted(SHARED_WORLD))} is graded"
     for name, got in outcome.items():
         if problem in SHARED_WORLD:  # named, with the world it is absent from
-            assert ABSENT in got and f"absent while any of {', '.join(SHARED_WORLD)} is graded" in got, (name, got)
+            assert ABSENT in got and world in got, (name, got)
         else:
             assert got == "ran", (name, got)
 

@@ -395,10 +395,10 @@ def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagge
 
 # -- the fork server (grader/harness/forkserver.py) -------------------------------------------------------
 
-# The problems' tests run in file order, so their workers are forked in this order: an attacker, an honest
-# problem, the server's killer, an honest problem.
-FORK_ORDER = ["benchmarking", "gradient_accumulation", "memory", "tensors"]
-# Appended to the benchmarking stub, run in a worker forked from the grading's fork server: the server (its
+# The problems' workers are forked in their group's order (grader/harness/client.py FORK_GROUPS): an attacker, an
+# honest problem, the server's killer, an honest problem.
+FORK_ORDER = ["einops_practice", "memory", "benchmarking", "gradient_accumulation"]
+# Appended to the einops_practice stub, run in a worker forked from the grading's fork server: the server (its
 # parent) must refuse its memory and its channel, and the next problem's worker must not see what this one
 # changed in torch.
 FORKED_ATTACK = """
@@ -417,14 +417,14 @@ def _outcome(action):
 _SERVER = _os.getppid()
 OUTCOMES = {"server memory": _outcome(lambda: open(f"/proc/{_SERVER}/mem", "r+b").close()),
             "server channel": _outcome(lambda: _os.listdir(f"/proc/{_SERVER}/fd"))}
-_torch.Tensor.backward = lambda self, *args, **kwargs: None  # no gradients: inherited, gradient_accumulation fails
+_torch.Tensor.backward = lambda self, *args, **kwargs: None  # no gradients: inherited, memory's training step fails
 _torch.set_default_dtype(_torch.float64)
 
 
-def summarize(times):
+def matmul(a, b):
     raise RuntimeError(f"forked worker's attack: {OUTCOMES}")
 """
-# Appended to the memory stub: the server killed, the problems after it are graded all the same.
+# Appended to the benchmarking stub: the server killed, the problems after it are graded all the same.
 SERVER_KILLED = """
 import os as _os
 import signal as _signal
@@ -434,10 +434,13 @@ _os.kill(_os.getppid(), _signal.SIGKILL)
 
 
 def attacks_on_the_fork_server(folder: Path) -> None:
+    from grader.harness.client import FORK_GROUPS
+
+    assert sorted(FORK_ORDER, key=FORK_GROUPS[0].index) == FORK_ORDER, "the roles follow the order of the forks"
     folder.mkdir()
     for problem in FORK_ORDER:
         shutil.copy(ROOT / "reference" / f"{problem}.py", folder / f"{problem}.py")
-    for problem, attack in (("benchmarking", FORKED_ATTACK), ("memory", SERVER_KILLED)):
+    for problem, attack in (("einops_practice", FORKED_ATTACK), ("benchmarking", SERVER_KILLED)):
         (folder / f"{problem}.py").write_text((ROOT / "assignment" / f"{problem}.py").read_text() + attack)
 
 
@@ -448,7 +451,7 @@ def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode
     assert "'server channel': 'refused (errno 13)'" in text, told
     assert "'server memory': 'done'" not in text and "'server channel': 'done'" not in text, told
     results = json.loads(text)
-    for problem in ("gradient_accumulation", "tensors"):  # after each attack: the reference's full marks
+    for problem in ("memory", "gradient_accumulation"):  # after each attack: the reference's full marks
         earned = sum(t["score"] for t in results["tests"] if t["name"].startswith(problem + ":"))
         assert earned == BY_ID[problem].points, (problem, told)
 
