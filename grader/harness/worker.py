@@ -158,6 +158,8 @@ def import_scenarios() -> dict:
 
 
 PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
+
+
 def import_torch(problems: list[str], stubbed: list[str], front_end: bool = True) -> None:
     """Import torch, before any limit and before the code under test, for a worker of `problems` whose oracles'
     modules `stubbed` are stubs: their kernels refused, the compiler front end imported ahead where one of them
