@@ -310,9 +310,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "for 8192 × 8192 on an H100)", 1,
           ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture",
            "test_documented_errors_are_raised")),
-        B("plot_roofline", "writes a PNG; names the missing extra; the demo draws with your package", 0.25,
-          ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra",
-           "test_roofline_demo_draws_with_the_package_under_test")),
+        B("plot_roofline", "writes a PNG (one with the demo's points, drawn with your package); names the missing "
+          "extra", 0.25, ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra")),
         B("differential: all functions", "every function against the reference", 0.25,
           ("test_differential_roofline",)),
     ),
@@ -434,17 +433,22 @@ ORACLES: dict[str, tuple[str, ...]] = {
 
 # Problems graded in one world: their workers are forked from one fork server (grader/harness/forkserver.py),
 # whose torch has the oracles of all of them absent, so each is graded with all three absent (the handout says
-# so). Their oracles are parts of torch, which a worker with one of them a stub must import anew (about 1 s and
-# as much again for torch's compiler front end, per problem); no solution of one of them needs another's. Every
-# other problem with an oracle module (mini_einops: einops, which other problems' code may use) gets a worker
-# of its own; the problems whose oracles have no module share another server.
+# so). Their oracles are parts of torch, which a worker with one of them a stub must import anew (about 1.2 s, and
+# 0.7 s more for sympy in two of them); no solution of one of them needs another's. Every other problem with an
+# oracle module (mini_einops: einops, which other problems' code may use) gets a worker of its own; the problems
+# whose oracles have no module share another server.
 SHARED_WORLD = ("flops", "adamw", "activation_checkpointing")
 
-# torch imports its compiler front end (torch._dynamo) lazily, at the first optimizer built or the first meta tensor
-# that requires grad: about 1 s of CPU, and 2-3 s where the guard's tripwire watches every call (the problems with
-# an oracle). The problems whose scenarios do either: their worker (or their fork server, once, before it forks the
-# first of them) imports it ahead, before the guard (grader/harness/worker.py).
-DYNAMO_AHEAD = ("adamw", "flops", "precision", "gradient_accumulation")
+# Modules that torch imports lazily, the first time it needs them, and that a problem's scenarios reach: its worker
+# (or its fork server, once, just before it forks the first of them) imports them ahead, before the guard, where
+# they cost a third as much as under the guard's tripwire. torch.fx.experimental.symbolic_shapes, with sympy (about
+# 0.7 s of CPU): the first op on a meta tensor that requires grad (flops' workloads), the first backward given its
+# gradients (a checkpoint's). torch's compiler front end, which the first optimizer built would import (1.2 s more),
+# is a stand-in in every worker (grader/harness/front_end.py).
+IMPORTED_AHEAD: dict[str, tuple[str, ...]] = {
+    "flops": ("torch.fx.experimental.symbolic_shapes",),
+    "activation_checkpointing": ("torch.fx.experimental.symbolic_shapes",),
+}
 
 
 def graded_with(problem: str | None) -> tuple[str, ...]:

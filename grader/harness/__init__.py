@@ -5,11 +5,12 @@ threat to the file that stops it and the public hostile case that proves it). Re
     sandbox.py    the operating system's layers around the worker, in the order they apply
     plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated
     client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it
-    forkserver.py one interpreter with torch imported, forked for the workers of the problems with no module oracle
+    forkserver.py one interpreter with torch imported, forked for the workers of a group of problems
     cputime.py    what the worker spent, read from outside it
     protocol.py   the frames on the worker's pipes; codec.py: values as plain data and back
     worker.py     the worker process, and in it, installed in this order before the code under test runs:
       absent.py     the problem's oracles as stubs, their kernels refused
+      front_end.py  torch's compiler front end a stand-in until something needs it (in the test process too)
       seccomp.py    the kernel's filter: no new process, no tracing, no other process's memory
       guard.py      Python-level evidence for a person (never a grade on its own)
       local.py      the package imported; heap.py: freed memory given back

@@ -22,8 +22,8 @@ STAFF = ("tests/meta", "tests/benchmarks", "grader/staff")
 PRIVATE = (*SOLUTIONS, ".git", "build")
 
 WORKSPACE = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
-WORKER_HARNESS = ("__init__.py", "absent.py", "codec.py", "forkserver.py", "guard.py", "heap.py", "local.py",
-                  "protocol.py", "seccomp.py", "typecheck.py", "worker.py")
+WORKER_HARNESS = ("__init__.py", "absent.py", "codec.py", "forkserver.py", "front_end.py", "guard.py", "heap.py",
+                  "local.py", "protocol.py", "seccomp.py", "typecheck.py", "worker.py")
 WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__.py", "grader/registry.py",
           *(f"grader/harness/{name}" for name in WORKER_HARNESS))
 

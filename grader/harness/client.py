@@ -30,7 +30,7 @@ from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
 from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
-from grader.registry import DYNAMO_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
+from grader.registry import IMPORTED_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
 
 MAX_EVIDENCE = 100  # reports kept per test
 POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
@@ -38,8 +38,9 @@ OOM_SCORE_ADJ = b"1000"  # the kernel's first choice when memory runs out
 KILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)  # SIGKILL, seen directly or through bwrap's exit status
 # the problems whose workers a fork server serves (grader/harness/forkserver.py), a server for each group in turn:
 # those whose oracles have no module, then those graded in one world (grader/registry.py SHARED_WORLD); in each,
-# those that need torch's compiler front end last, so that the server imports it only then (worker.import_front_end)
-FORK_GROUPS = [sorted(group, key=lambda problem: problem in DYNAMO_AHEAD) for group in (
+# those for which the server imports modules ahead (grader/registry.py IMPORTED_AHEAD) last, so that it imports them
+# only then (worker.import_ahead)
+FORK_GROUPS = [sorted(group, key=lambda problem: problem in IMPORTED_AHEAD) for group in (
     [p.id for p in PROBLEMS if not absent.modules_of(ORACLES.get(p.id, ()))], list(SHARED_WORLD))]
 
 

@@ -1,11 +1,11 @@
 """One interpreter with torch imported, forked for each problem's worker (both sides: the server runs in the
 sandbox, `ForkServer` in the test process).
 
-A worker's start is mostly `import torch` and its compiler front end (about 2 s of a grading's CPU, eleven
-times). A group of problems whose workers may import the same things and see the same files shares a server
-instead (grader/harness/client.py FORK_GROUPS): the problems whose oracles have no module, and the problems graded
-in one world (grader/registry.py SHARED_WORLD), whose server has the oracles of all of them absent, stubs and
-files alike. A server is a worker process, started like any other in the grading's sandbox, that imports torch,
+A worker's start is mostly `import torch` (about 1.2 s of a grading's CPU, eleven times). A group of problems
+whose workers may import the same things and see the same files shares a server instead (grader/harness/client.py
+FORK_GROUPS): the problems whose oracles have no module, and the problems graded in one world (grader/registry.py
+SHARED_WORLD), whose server has the oracles of all of them absent, stubs and files alike. A server is a worker
+process, started like any other in the grading's sandbox, that imports torch,
 the shape checks and the scenarios, then forks a worker for each of its problems in turn.
 Each fork goes on as a fresh worker would from there (grader/harness/worker.py): the kernel's filter, the guard,
 the code under test. So no code under test ever runs in the server, and each problem's code starts from the

@@ -29,18 +29,24 @@ from pathlib import Path
 
 import hypothesis
 import pytest
+import torch.testing._comparison
 from _pytest._code.code import TerminalRepr
 from _pytest.outcomes import Skipped
 from hypothesis import HealthCheck, Phase, settings
 
 import tests
 from grader import grading_budget
+from grader.harness import front_end
 from grader.harness.typecheck import install_shape_checks
 from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 from grader.seed import pin_hypothesis_constants
 
 ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
+front_end.install()  # torch's compiler front end only where something needs more of it than eager code does
+# torch.testing.assert_close imports torch.distributed.tensor at its first call (0.5 s of CPU), to unwrap DTensors:
+# none is compared here (a worker's tensors are decoded plain, the oracles make none, and no problem asks for one)
+torch.testing._comparison._HAS_DTENSOR = False
 pin_hypothesis_constants()  # a test's inputs, whatever this process imported before it draws them
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.

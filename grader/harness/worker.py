@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.harness import seccomp
 from grader.harness.typecheck import install_shape_checks, is_type_check_error
-from grader.registry import DYNAMO_AHEAD, ORACLES, graded_with
+from grader.registry import IMPORTED_AHEAD, ORACLES, graded_with
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -160,29 +160,32 @@ def import_scenarios() -> dict:
 PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 
 
-def import_torch(problems: list[str], stubbed: list[str], front_end: bool = True) -> None:
+def import_torch(problems: list[str], stubbed: list[str], ahead: bool = True) -> None:
     """Import torch, before any limit and before the code under test, for a worker of `problems` whose oracles'
-    modules `stubbed` are stubs: their kernels refused, the compiler front end imported ahead where one of them
-    needs it (unless not `front_end`: a fork server's, `import_front_end`), and the stubs made now, before the
-    guard (made while a request ran, the stub's own code, the names torch asks of it, would be seen by the
-    tripwire as a run of the oracle)."""
+    modules `stubbed` are stubs: their kernels refused, torch's compiler front end a stand-in (front_end.py), the
+    modules torch would import later imported ahead where one of them needs them (unless not `ahead`: a fork
+    server's, `import_ahead`), and the stubs made now, before the guard (made while a request ran, the stub's own
+    code, the names torch asks of it, would be seen by the tripwire as a run of the oracle)."""
     import torch  # noqa: F401
 
-    from grader.harness import absent
+    from grader.harness import absent, front_end
 
     absent.disable_kernels(problems, ORACLES)
-    if front_end and any(problem in DYNAMO_AHEAD for problem in problems):
-        importlib.import_module("torch._dynamo")
+    front_end.install()
+    for problem in problems if ahead else ():
+        import_ahead(problem)
     for module in stubbed:
         importlib.import_module(module)
 
 
-def import_front_end(problem: str) -> None:
-    """In a fork server, before it forks the worker of `problem`: torch's compiler front end where `problem` needs
-    it (grader/registry.py DYNAMO_AHEAD) and the server has none yet. Its problems that need none come first
-    (grader/harness/client.py FORK_GROUPS), and run without it: a grading's peak memory is theirs."""
-    if problem in DYNAMO_AHEAD and "torch._dynamo" not in sys.modules:
-        importlib.import_module("torch._dynamo")
+def import_ahead(problem: str) -> None:
+    """The modules torch imports lazily that `problem` needs (grader/registry.py IMPORTED_AHEAD), where this
+    process has none yet. A fork server calls it before it forks the worker of `problem`: its problems that need
+    none come first (grader/harness/client.py FORK_GROUPS), and run without them."""
+    missing = [module for module in IMPORTED_AHEAD.get(problem, ()) if module not in sys.modules]
+    for module in missing:
+        importlib.import_module(module)
+    if missing:
         gc.freeze()
 
 
@@ -217,12 +220,12 @@ def main() -> None:
     if forkable:
         control = socket.socket(fileno=os.dup(0))
         install_shape_checks([options.package])
-        import_torch(forkable, stubbed, front_end=False)  # once, for every problem the server forks a worker for
+        import_torch(forkable, stubbed, ahead=False)  # once, for every problem the server forks a worker for
         scenarios = import_scenarios()
         from grader.harness import forkserver
 
         gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
-        options.problem = forkserver.serve(control, forkable, import_front_end)  # returns in a child, its worker
+        options.problem = forkserver.serve(control, forkable, import_ahead)  # returns in a child, its worker
         start_worker(options, [], scenarios, forked=True)
     else:
         start_worker(options, stubbed)

@@ -5,10 +5,9 @@ official tree alone, never on the submission.
 
 A problem's file is named by a digest of everything its contents depend on (the reference, the suite's
 strategies, scenarios and catalogue, compare's own code, the seed's pin, the versions of Python, torch and
-hypothesis): a change to any of them names another file, so a stale one is never read. It is a pickle, so it is
-read only where no one else could have written it: a file of this process's user in a folder of that user's,
-neither writable by anyone else. Gradescope's image has it from setup.sh (`warm`); elsewhere the first run that
-needs a problem writes it. Where the folder cannot be written, nothing is kept and nothing fails.
+hypothesis): a change to any of them names another file, so a stale one is never read (grader/kept.py: read only
+where no one else could have written it). Gradescope's image has it from setup.sh (`warm`); elsewhere the first
+run that needs a problem writes it.
 
     $RA_COMPARE_CACHE    the folder (default: $XDG_CACHE_HOME, else ~/.cache, then resource-accounting/compare)
 """
@@ -16,11 +15,10 @@ needs a problem writes it. Where the folder cannot be written, nothing is kept a
 import functools
 import hashlib
 import os
-import pickle
-import stat
 import sys
-import tempfile
 from pathlib import Path
+
+from grader import kept
 
 FOLDER_ENV = "RA_COMPARE_CACHE"
 # what the inputs and answers are computed from: folders and files of the official tree (grader.OFFICIAL_ROOT),
@@ -30,10 +28,7 @@ MODULES = ("grader.staff.compare", "grader.staff.compare_inputs", "grader.seed",
 
 
 def folder() -> Path:
-    if os.environ.get(FOLDER_ENV):
-        return Path(os.environ[FOLDER_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "resource-accounting" / "compare"
+    return Path(os.environ[FOLDER_ENV]) if os.environ.get(FOLDER_ENV) else kept.folder("compare")
 
 
 @functools.cache
@@ -64,39 +59,13 @@ def path(problem: str) -> Path:
     return folder() / f"{problem}-{digest()}.pickle"
 
 
-def _private(p: Path) -> bool:
-    """Owned by this process's user and writable by no one else: no other user could have put it there."""
-    info = p.stat()
-    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 def load(problem: str) -> dict | None:
     """The problem's kept state, or None (none kept, another tree's, unreadable, or not this user's alone)."""
-    try:
-        file = path(problem)
-        if not (_private(file.parent) and _private(file)):
-            return None
-        with open(file, "rb") as f:
-            return pickle.load(f)
-    except Exception:  # noqa: BLE001 - whatever is wrong with it, the answers are computed again
-        return None
+    return kept.load(path(problem))
 
 
 def store(problem: str, state: dict) -> None:
-    """Keep the problem's state (written whole, then renamed into place: a reader never sees half of it)."""
-    part = None
-    try:
-        target = path(problem)
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(target.parent):
-            return
-        with tempfile.NamedTemporaryFile(dir=target.parent, delete=False, suffix=".part") as f:
-            part = f.name
-            pickle.dump(state, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(part, target)
-    except Exception:  # noqa: BLE001 - nothing kept: the next run computes them again
-        if part:
-            Path(part).unlink(missing_ok=True)
+    kept.store(path(problem), state)
 
 
 def warm() -> None:

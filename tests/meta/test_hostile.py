@@ -397,7 +397,7 @@ def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagge
 
 # The problems' workers are forked in their group's order (grader/harness/client.py FORK_GROUPS): an attacker, an
 # honest problem, the server's killer, an honest problem.
-FORK_ORDER = ["einops_practice", "memory", "benchmarking", "gradient_accumulation"]
+FORK_ORDER = ["einops_practice", "memory", "roofline", "gradient_accumulation"]
 # Appended to the einops_practice stub, run in a worker forked from the grading's fork server: the server (its
 # parent) must refuse its memory and its channel, and the next problem's worker must not see what this one
 # changed in torch.
@@ -424,7 +424,7 @@ _torch.set_default_dtype(_torch.float64)
 def matmul(a, b):
     raise RuntimeError(f"forked worker's attack: {OUTCOMES}")
 """
-# Appended to the benchmarking stub: the server killed, the problems after it are graded all the same.
+# Appended to the roofline stub: the server killed, the problems after it are graded all the same.
 SERVER_KILLED = """
 import os as _os
 import signal as _signal
@@ -440,7 +440,7 @@ def attacks_on_the_fork_server(folder: Path) -> None:
     folder.mkdir()
     for problem in FORK_ORDER:
         shutil.copy(ROOT / "reference" / f"{problem}.py", folder / f"{problem}.py")
-    for problem, attack in (("einops_practice", FORKED_ATTACK), ("benchmarking", SERVER_KILLED)):
+    for problem, attack in (("einops_practice", FORKED_ATTACK), ("roofline", SERVER_KILLED)):
         (folder / f"{problem}.py").write_text((ROOT / "assignment" / f"{problem}.py").read_text() + attack)
 
 
@@ -456,7 +456,7 @@ def test_a_forked_worker_cannot_reach_its_server_nor_the_next_problem(view, mode
         assert earned == BY_ID[problem].points, (problem, told)
 
 
-# Appended to the activation_checkpointing stub, the first problem of the shared world (grader/registry.py
+# Appended to the adamw stub, the first problem of the shared world (grader/registry.py
 # SHARED_WORLD), whose workers are forked from one server: the oracles of the other two are absent from it too,
 # files and all, though neither is its own.
 SHARED_WORLD_ATTACK = """
@@ -482,32 +482,37 @@ def _use(action):
         return "absent" if "not available to the code under test" in str(exc) else repr(exc)
 
 
-READS = {"adamw": _read("optim", "adamw.py"), "flop_counter": _read("utils", "flop_counter.py"),
-         "AdamW": _use(lambda: _torch.optim.AdamW([_torch.zeros(1, requires_grad=True)]))}
+READS = {"checkpoint": _read("utils", "checkpoint.py"), "flop_counter": _read("utils", "flop_counter.py"),
+         "checkpoint()": _use(lambda: _torch.utils.checkpoint.checkpoint(_torch.sin, _torch.zeros(1),
+                                                                          use_reentrant=False))}
 
 
-def checkpoint(*args, **kwargs):
-    raise RuntimeError(f"shared world's attack: {READS}")
+class AdamW:
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"shared world's attack: {READS}")
 """
 
 
 def attack_from_the_shared_world(folder: Path) -> None:
     folder.mkdir()
-    for problem in ("adamw", "flops"):
+    for problem in ("flops", "activation_checkpointing"):
         shutil.copy(ROOT / "reference" / f"{problem}.py", folder / f"{problem}.py")
-    stub = (ROOT / "assignment" / "activation_checkpointing.py").read_text()
-    (folder / "activation_checkpointing.py").write_text(stub + SHARED_WORLD_ATTACK)
+    stub = (ROOT / "assignment" / "adamw.py").read_text()
+    (folder / "adamw.py").write_text(stub + SHARED_WORLD_ATTACK)
 
 
 @pytest.mark.parametrize("mode", ["auto", "user"])
 def test_the_shared_world_keeps_every_oracle_of_its_problems_out(view, mode):
-    text, told, _ = grade_in(view, mode, attack_from_the_shared_world, ["activation_checkpointing", "adamw", "flops"])
+    from grader.harness.client import FORK_GROUPS
+
+    assert FORK_GROUPS[1][0] == "adamw", "the attack is made by the first problem the shared world's server forks"
+    text, told, _ = grade_in(view, mode, attack_from_the_shared_world, ["adamw", "flops", "activation_checkpointing"])
     assert "shared world's attack" in text, told
-    for oracle in ("adamw", "flop_counter"):  # masked (/dev/null) or denied by an ACL entry (user layer)
+    for oracle in ("checkpoint", "flop_counter"):  # masked (/dev/null) or denied by an ACL entry (user layer)
         assert f"'{oracle}': 'read 0 bytes'" in text or f"'{oracle}': 'refused (errno 13)'" in text, told
-    assert "'AdamW': 'absent'" in text, told
+    assert "'checkpoint()': 'absent'" in text, told
     results = json.loads(text)
-    for problem in ("adamw", "flops"):  # graded after it, in the same world: the reference's full marks
+    for problem in ("flops", "activation_checkpointing"):  # graded after it, in the same world: full marks
         earned = sum(t["score"] for t in results["tests"] if t["name"].startswith(problem + ":"))
         assert earned == BY_ID[problem].points, (problem, told)
 

@@ -11,6 +11,9 @@ import warnings
 
 import torch
 import torch.nn.functional as F
+from torch._decomp import get_decompositions
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 META = torch.device("meta")
 
@@ -34,15 +37,29 @@ def _counted_flops(fn, *inputs) -> int:
     return mode.get_total_flops()
 
 
+class _Elements(TorchDispatchMode):
+    """The elements that the ops run under it write: one FLOP each, for element-wise ops."""
+
+    def __init__(self):
+        super().__init__()
+        self.elements = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.elements += sum(t.numel() for t in tree_leaves(out) if isinstance(t, torch.Tensor))
+        return out
+
+
 @functools.lru_cache(maxsize=256)
 def _gelu_flops(n: int, approximate: str) -> int:
-    """One FLOP per element per element-wise op in PyTorch's decomposition of aten.gelu."""
-    from torch._decomp import get_decompositions
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    graph = make_fx(lambda t: F.gelu(t, approximate=approximate),
-                    decomposition_table=get_decompositions([torch.ops.aten.gelu]))(torch.zeros(n))
-    return sum(node.meta["val"].numel() for node in graph.graph.nodes if node.op == "call_function")
+    """One FLOP per element per element-wise op in PyTorch's decomposition of aten.gelu, run on a meta tensor
+    of n elements (what make_fx would trace of it: tests/meta/test_front_end.py compares the two; make_fx
+    itself would import torch's compiler front end, grader/harness/front_end.py)."""
+    gelu = get_decompositions([torch.ops.aten.gelu])[torch.ops.aten.gelu.default]
+    x = _meta(n)
+    with _Elements() as mode:
+        gelu(x, approximate=approximate)
+    return mode.elements
 
 
 def oracle_cost(kind: str, sizes: tuple, dtype: torch.dtype) -> dict:

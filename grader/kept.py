@@ -1,0 +1,54 @@
+"""What the grader computes from the official tree and the installed packages alone, never from a submission,
+kept on disk between runs (grader/staff/answers_cache.py: compare's inputs and answers; grader/copycheck.py: the
+fingerprints of the reference and the oracles).
+
+A file is named by a digest of everything its contents depend on, so a stale one is never read. It is a pickle,
+so it is read only where no one else could have written it: a file of this process's user in a folder of that
+user's, neither writable by anyone else. Where the folder cannot be written, nothing is kept and nothing fails.
+
+    $XDG_CACHE_HOME, else ~/.cache: the folder resource-accounting/ in it holds one folder per kind
+"""
+
+import os
+import pickle
+import stat
+import tempfile
+from pathlib import Path
+
+
+def folder(kind: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "resource-accounting" / kind
+
+
+def _private(p: Path) -> bool:
+    """Owned by this process's user and writable by no one else: no other user could have put it there."""
+    info = p.stat()
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def load(file: Path):
+    """What `file` keeps, or None (nothing kept, unreadable, or not this user's alone)."""
+    try:
+        if not (_private(file.parent) and _private(file)):
+            return None
+        with open(file, "rb") as f:
+            return pickle.load(f)
+    except Exception:  # noqa: BLE001 - whatever is wrong with it, what it kept is computed again
+        return None
+
+
+def store(file: Path, value) -> None:
+    """Keep `value` in `file` (written whole, then renamed into place: a reader never sees half of it)."""
+    part = None
+    try:
+        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(file.parent):
+            return
+        with tempfile.NamedTemporaryFile(dir=file.parent, delete=False, suffix=".part") as f:
+            part = f.name
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(part, file)
+    except Exception:  # noqa: BLE001 - nothing kept: the next run computes it again
+        if part:
+            Path(part).unlink(missing_ok=True)
