@@ -2,6 +2,7 @@
 it must use. The source is read as text from disk; the code under test is never imported for this."""
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -11,12 +12,22 @@ def source_path(package: str, module: str) -> Path:
     return ROOT / package / f"{module}.py"
 
 
+def parsed(package: str, module: str) -> tuple[str, ast.Module]:
+    """The module's source and its syntax tree, parsed once for each text (the audits ask at each example)."""
+    path = source_path(package, module)
+    text = path.read_text(encoding="utf-8")
+    return text, _parse(text, str(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _parse(text: str, filename: str) -> ast.Module:
+    return ast.parse(text, filename=filename)
+
+
 def forbidden_mentions(package: str, module: str, forbidden: tuple[str, ...]) -> list[str]:
     """Lines of the module (docstrings and comments aside) whose names, attributes, imports or string
     literals contain any of `forbidden`, as "line N: text"."""
-    path = source_path(package, module)
-    text = path.read_text(encoding="utf-8")
-    tree = ast.parse(text, filename=str(path))
+    text, tree = parsed(package, module)
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)

@@ -300,8 +300,7 @@ def test_checkpoint_sequential_matches_reference(impl, ref, case):
 
 def torch_checkpoint_mentions(package: str) -> list[str]:
     """Static part of the audit: torch.utils.checkpoint imported or reached as an attribute."""
-    path = audit.source_path(package, MODULE)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, tree = audit.parsed(package, MODULE)
     hits = audit.forbidden_mentions(package, MODULE, ("utils.checkpoint",))
     for node in ast.walk(tree):
         bad = (isinstance(node, ast.Attribute) and node.attr in ("checkpoint", "checkpoint_sequential",

@@ -243,8 +243,7 @@ FORBIDDEN_ATTRIBUTES = {"Adam", "AdamW", "adam", "adamw", "_functional", "_fused
 
 def torch_adam_mentions(package: str) -> list[str]:
     """Static part of the audit: uses of torch's Adam/AdamW (attributes, imports) in the module."""
-    path = audit.source_path(package, "adamw")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, tree = audit.parsed(package, "adamw")
     hits = []
     for node in ast.walk(tree):
         bad = (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES

@@ -303,7 +303,7 @@ def test_gpu_synced_timing_is_much_longer_than_unsynced(impl):
 @needs_hopper
 def test_gpu_measured_points_are_under_the_roofline(impl):
     hw = impl.benchmarking.device_spec("cuda")
-    assert hw is not None
+    assert hw is not None, "device_spec('cuda') is None on a Hopper GPU"
     for m in (impl.benchmarking.measure_matmul(8192, torch.bfloat16, "cuda", warmup=5, trials=10),
               impl.benchmarking.measure_bandwidth(2**28, torch.bfloat16, "cuda", warmup=3, trials=10)):
         intensity = m.flops / m.bytes

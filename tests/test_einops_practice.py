@@ -194,7 +194,7 @@ def test_two_layer_backward_matches_autograd(impl, sizes, seed, contiguous):
 def names_without_einops(package: str) -> list[str]:
     """Public functions whose body names none of einops' einsum, rearrange, reduce, repeat (imported from
     einops under any alias, or as an attribute of the einops module under any alias)."""
-    tree = ast.parse(audit.source_path(package, "einops_practice").read_text(encoding="utf-8"))
+    _, tree = audit.parsed(package, "einops_practice")
     functions, modules = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "einops":

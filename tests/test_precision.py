@@ -114,7 +114,9 @@ def test_float_format_matches_finfo(impl, name, by):
         assert getattr(fmt, field) == value, (
             f"{what}.{field} is wrong\n  expected: {value!r}   (torch.finfo({dtype}) and torch's decoding of "
             f"bit patterns)\n  got:      {getattr(fmt, field)!r}")
-    assert 1 + fmt.exponent_bits + fmt.mantissa_bits == info.bits
+    assert 1 + fmt.exponent_bits + fmt.mantissa_bits == info.bits, (
+        f"{what}: 1 sign bit + {fmt.exponent_bits} exponent bits + {fmt.mantissa_bits} mantissa bits should be the "
+        f"format's {info.bits} bits")
 
 
 def test_float_format_fp4_e2m1_hand_table(impl):
@@ -125,7 +127,8 @@ def test_float_format_fp4_e2m1_hand_table(impl):
                            min_subnormal=0.5, eps=0.5)
     assert fmt == expected, f"float_format('fp4_e2m1')\n  expected: {expected}\n  got:      {fmt}"
     grid = sorted(v for v, _ in decode_all(2, 1, fmt.bias, fmt.has_inf, fmt.has_nan))
-    assert tuple(grid) == E2M1_GRID
+    assert tuple(grid) == E2M1_GRID, (f"the values fp4_e2m1's codes decode to with bias {fmt.bias}\n  expected: "
+                                      f"{E2M1_GRID}\n  got:      {tuple(grid)}")
 
 
 def test_float_format_rejects_unknown_formats(impl):
@@ -139,7 +142,8 @@ def test_lecture_facts_ranges_of_fp8(impl):
     # e4m3: more precision (eps 1/8), range +-448; e5m2: less precision (eps 1/4), range +-57344
     assert (e4m3.max_normal, e4m3.eps, e4m3.min_subnormal) == (448.0, 0.125, 2.0**-9), e4m3
     assert (e5m2.max_normal, e5m2.eps, e5m2.min_subnormal) == (57344.0, 0.25, 2.0**-16), e5m2
-    assert (torch.finfo(torch.float8_e4m3fn).max, torch.finfo(torch.float8_e5m2).max) == (448.0, 57344.0)
+    assert (torch.finfo(torch.float8_e4m3fn).max, torch.finfo(torch.float8_e5m2).max) == (448.0, 57344.0), (
+        "torch's fp8 maxima are not the OCP specification's: a test premise, not your code")
 
 
 # -- round_to_bf16 ---------------------------------------------------------------------------------------
@@ -177,7 +181,8 @@ def test_round_to_bf16_worked_examples(impl):
     expected = tensor_from_bits([v << 16 for v in cases.values()])
     expect_same_floats(impl.precision.round_to_bf16(x), expected, x, what="round_to_bf16 (worked examples)",
                        source="hand-checked, and torch's cast", hint=HINT_ROUND)
-    assert torch.equal(expected.view(torch.int32), x.to(torch.bfloat16).float().view(torch.int32))
+    assert torch.equal(expected.view(torch.int32), x.to(torch.bfloat16).float().view(torch.int32)), (
+        "the worked examples and torch's cast disagree: a test premise, not your code")
     nans = tensor_from_bits([0x7F800001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7F807FFF])
     assert torch.isnan(impl.precision.round_to_bf16(nans)).all(), "NaN must stay NaN, never inf or a number"
 
@@ -215,7 +220,8 @@ def test_quantize_small_formats_against_brute_force(impl, name, data):
     got = impl.precision.quantize(x, fmt)
     expected = brute_quantize(x, fmt)
     if name in TORCH_FORMATS:  # the brute-force oracle, checked against torch where torch has the format
-        assert torch.equal(expected.nan_to_num(), x.to(TORCH_FORMATS[name][0]).float().nan_to_num())
+        assert torch.equal(expected.nan_to_num(), x.to(TORCH_FORMATS[name][0]).float().nan_to_num()), (
+            f"the brute-force oracle and torch's {name} cast disagree: a test premise, not your code")
     expect_same_floats(got, expected, x, what=f"quantize(x, {fmt})",
                        source="nearest of all the format's codes, decoded by definition", hint=HINT_ROUND)
 
@@ -228,8 +234,9 @@ def test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16(impl):
                        hint="fp16's smallest subnormal is 2^-24 = 6e-8: 1e-8 rounds to (signed) zero")
     expect_same_floats(bf16, x.bfloat16().float(), x, what="quantize(1e-8, bf16)", source="x.bfloat16()",
                        hint="bf16 has fp32's exponent range: 1e-8 is a normal number there")
-    assert (fp16 == 0).all() and (bf16 != 0).all()
-    assert (impl.precision.round_to_bf16(x) == bf16).all()
+    assert (fp16 == 0).all() and (bf16 != 0).all(), f"quantize(1e-8): fp16 gives {fp16}, bf16 {bf16}"
+    assert (impl.precision.round_to_bf16(x) == bf16).all(), (
+        f"round_to_bf16(1e-8) is {impl.precision.round_to_bf16(x)}, expected quantize's bf16 {bf16}")
 
 
 def test_quantize_rejects_other_dtypes(impl):
@@ -433,8 +440,7 @@ def cast_mentions_in_round_to_bf16(package: str) -> list[str]:
     """Static part of the audit: casts to a 16-bit float named inside round_to_bf16."""
     import ast
 
-    path = audit.source_path(package, "precision")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, tree = audit.parsed(package, "precision")
     hits = []
     for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "round_to_bf16"):
         for node in ast.walk(fn):
@@ -471,7 +477,8 @@ def test_differential_nvfp4(impl, ref, data):
     got, expected = impl.precision.nvfp4_quantize(x), ref.precision.nvfp4_quantize(x)
     torch.testing.assert_close(got.values, expected.values, rtol=0, atol=0)
     torch.testing.assert_close(got.block_scales, expected.block_scales, rtol=0, atol=0)
-    assert math.isclose(got.tensor_scale, expected.tensor_scale, rel_tol=1e-6)
+    assert math.isclose(got.tensor_scale, expected.tensor_scale, rel_tol=1e-6), (
+        f"nvfp4_quantize(x).tensor_scale is {got.tensor_scale!r}, the reference's {expected.tensor_scale!r}")
 
 
 # -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------

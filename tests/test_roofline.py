@@ -125,7 +125,7 @@ def test_lecture_numbers(impl):
     ]
     for what, got, exact, figure, places, whose in cases:
         expect_close(got, exact, rel=REL, what=what, source=f"{whose}: about {figure}", hint=HINT_BYTES)
-        assert round(got, places) == figure
+        assert round(got, places) == figure, f"{what}: {got!r} rounds to {round(got, places)!r}, not {figure!r}"
 
 
 @given(sizes=distinct_sizes(3, 1, 3000), dtype=st.sampled_from(DTYPES))

@@ -127,7 +127,8 @@ def test_element_offset_matches_data_ptr(impl, layout, data):
     index = tuple(data.draw(st.integers(0, size - 1)) for size in shape)
     x = layout_tensor(layout)
     expected = (x[index].data_ptr() - x.untyped_storage().data_ptr()) // x.element_size()
-    assert x[index].item() == expected  # the storage holds its own positions: the two oracles agree
+    # the storage holds its own positions: the two answers of torch agree
+    assert x[index].item() == expected, "torch's two answers disagree: a test premise, not your code"
     expect_int(impl.tensors.element_offset(index, strides, offset), expected,
                what=call_text("element_offset", index, strides, offset),
                source="(x[index].data_ptr() - storage.data_ptr()) / element_size()",
@@ -284,8 +285,8 @@ def test_handout_examples(impl):
         expect_equal(addressing(outcome(getattr(t, name), *args)), addressing(expected), what=call_text(name, *args),
                      source="the handout's worked example")
     # the same examples, against torch
-    assert torch_bytes(BIG, torch.float32, [*ROW, ("contiguous",)]) == (40, 4_194_304)
-    assert torch_bytes(BIG, torch.float32, [*COLUMN, ("contiguous",)]) == (40, 40)
+    assert torch_bytes(BIG, torch.float32, [*ROW, ("contiguous",)]) == (40, 4_194_304), "torch disagrees"
+    assert torch_bytes(BIG, torch.float32, [*COLUMN, ("contiguous",)]) == (40, 40), "torch disagrees"
     for ops in ([("slice", 1, 1, None, 2)], [("t",), ("reshape", (-1,))], [("t",), ("view", (-1,))]):
         expect_view_result(impl, contiguous, ops)
 
@@ -299,8 +300,7 @@ FORBIDDEN_ATTRIBUTES = {"as_strided", "empty_strided", "stride", "storage_offset
 def tensor_mentions(package: str) -> list[str]:
     """Static part of the audit: torch's (or numpy's) tensor layout machinery reached as an attribute or
     imported by name, and numpy imported at all (its stride tricks and reshape rules are torch's oracle's)."""
-    path = audit.source_path(package, "tensors")
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    _, tree = audit.parsed(package, "tensors")
     hits = []
     for node in ast.walk(tree):
         bad = (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES

@@ -203,6 +203,17 @@ def test_no_test_item_carries_more_than_one_and_a_half_points():
     assert not heavy, "split these behaviours (more test functions, or parametrized items): " + "; ".join(heavy)
 
 
+def test_every_assert_of_the_suite_says_what_failed():
+    """Grading runs pytest with --assert=plain (grader/runner.py): an assert's message is all a failure shows."""
+    bare = []
+    for path in sorted((ROOT / "tests").glob("*.py")) + sorted((ROOT / "tests").glob("*/*.py")):
+        if path.parent.name not in ("meta", "benchmarks", "mistakes"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            bare += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Assert)
+                     and n.msg is None]
+    assert not bare, f"asserts without a message: {bare}"
+
+
 def test_every_grading_budget_names_a_generated_test_and_gives_a_reason():
     from grader import grading_budget
 
