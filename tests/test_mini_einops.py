@@ -43,7 +43,7 @@ from tests.strategies.mini_einops import (
 
 pytestmark = pytest.mark.mini_einops
 
-# The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 600 (grade).
+# The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 250 (grade: ten times FLOOR).
 MANY = settings(max_examples=10 * settings.default.max_examples)
 _fresh = itertools.count()
 
