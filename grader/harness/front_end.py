@@ -3,7 +3,7 @@
 Eager torch asks torch._dynamo for three things: `disable(fn)` (torch._disable_dynamo, around every optimizer's
 constructor, step and zero_grad, and torch.utils.checkpoint), `graph_break()` (every optimizer's step) and
 `config` (torch.utils.checkpoint reads a flag). Outside torch.compile none of them changes what runs, yet the
-first of them imports the whole front end, sympy and torch.distributed with it: about 1.2 s of CPU and 110 MiB in
+first of them imports the whole front end, sympy and torch.distributed with it: about 1.2 s of CPU and 70 MiB in
 each process that builds an optimizer (the test process, and the workers of four problems).
 
 `install()` puts a stand-in in its place, in this process: `disable` and `graph_break` call straight through,
