@@ -228,6 +228,30 @@ def test_every_grading_budget_names_a_generated_test_and_gives_a_reason():
         assert len(why.split()) >= 5, f"{name}: the budget's reason, from the mutation data, is missing"
 
 
+def test_the_worker_imports_only_what_its_tree_holds():
+    """Every module of the grader that the worker imports, at its top or inside a function, and the modules those
+    import in turn, is copied into its read-only tree (grader/harness/boundary.py WORKER): one missing there lets
+    the in-process and isolated runs pass and every worker of a real grading exit at its start."""
+    from grader.harness import boundary
+
+    seen, todo = set(), ["grader/harness/worker.py"]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] + [node.module] \
+                if isinstance(node, ast.ImportFrom) and node.module else []
+            for name in names:
+                for candidate in (name.replace(".", "/") + ".py", name.replace(".", "/") + "/__init__.py"):
+                    if name.startswith("grader") and (ROOT / candidate).is_file():
+                        todo.append(candidate)
+    missing = sorted(p for p in seen if p not in boundary.WORKER)
+    assert not missing, f"the worker imports these, which its tree lacks (boundary.WORKER_HARNESS): {missing}"
+
+
 def test_the_boundary_lists_agree():
     # grader/harness/boundary.py is the one list; what else states a part of it must say the same
     from grader.harness import boundary
