@@ -38,16 +38,16 @@ class StandIn(types.ModuleType):
             return lambda f: self.disable(f, recursive, reason=reason, wrapping=wrapping)
 
         def disabled(*args, **kwargs):
-            front_end = sys.modules.get(NAME)
-            if front_end is None or isinstance(front_end, StandIn):
+            front_end = _loaded()
+            if front_end is None:
                 return fn(*args, **kwargs)
             return front_end.disable(fn, recursive, reason=reason, wrapping=False)(*args, **kwargs)
 
         return disabled
 
     def graph_break(self, msg=""):
-        front_end = sys.modules.get(NAME)
-        if front_end is not None and not isinstance(front_end, StandIn):
+        front_end = _loaded()
+        if front_end is not None:
             front_end.graph_break(msg)
 
     def __getattr__(self, name):
@@ -60,6 +60,17 @@ class StandIn(types.ModuleType):
     def __register(self, how: str, fn):
         self.__registered.append((how, fn))
         return fn
+
+    def replay(self, front_end: types.ModuleType) -> None:
+        """Make in the real front end the registrations kept."""
+        for how, fn in self.__registered:
+            getattr(front_end, how)(fn)
+
+
+def _loaded() -> types.ModuleType | None:
+    """The real front end where it is imported, else None."""
+    front_end = sys.modules.get(NAME)
+    return None if isinstance(front_end, StandIn) else front_end
 
 
 class _Loader(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -101,14 +112,13 @@ def install() -> None:
 
 def real() -> types.ModuleType:
     """The real front end, imported in place of the stand-in if it is not yet."""
-    current = sys.modules.get(NAME)
-    if current is not None and not isinstance(current, StandIn):
-        return current
+    stand_in = sys.modules.get(NAME)
+    if not isinstance(stand_in, StandIn):
+        return importlib.import_module(NAME)
     del sys.modules[NAME]
     import torch
 
     front_end = importlib.import_module(NAME)
     torch._dynamo = front_end
-    for how, fn in current._StandIn__registered if current is not None else ():
-        getattr(front_end, how)(fn)
+    stand_in.replay(front_end)
     return front_end
