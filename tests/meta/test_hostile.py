@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import kept
 from grader.harness import sandbox
 from grader.registry import BY_ID
 from grader.scoring import not_started
@@ -106,8 +107,9 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
                     (folder == str(scratch) and entry.name.startswith(sandbox.PREFIX)):
                 found.append(entry.path)
     found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
-    # the grader's kept answers (pickles it loads: grader/staff/answers_cache.py), as this machine's root has them
-    found += [str(p) for p in answers_cache.folder().glob("*") if MARK in p.name or MARK.encode() in p.read_bytes()]
+    # what the grader keeps (pickles it loads: grader/kept.py), as this machine's root has them
+    for folder in (answers_cache.folder(), kept.folder("copycheck")):
+        found += [str(p) for p in folder.glob("*") if MARK in p.name or MARK.encode() in p.read_bytes()]
     return found
 
 

@@ -1,7 +1,7 @@
-"""3. Persistent tampering: the grader keeps compare's answers as pickles (grader/staff/answers_cache.py) and
-loads them in its own process. Overwrite every kept file, and plant new ones, with a pickle that runs a command
-when loaded, in every folder the cache could be: root's, this process's home, $XDG_CACHE_HOME and
-$RA_COMPARE_CACHE. A load would leave /tmp/ra-hostile-answers-cache-loaded, which the corpus looks for."""
+"""3. Persistent tampering: the grader keeps compare's answers and the copy check's fingerprints as pickles
+(grader/kept.py) and loads them in its own process. Overwrite every kept file, and plant new ones, with a pickle
+that runs a command when loaded, in every folder the two could be: root's, this process's home, $XDG_CACHE_HOME
+and $RA_COMPARE_CACHE. A load would leave /tmp/ra-hostile-answers-cache-loaded, which the corpus looks for."""
 import os as _os
 import pickle as _pickle
 
@@ -11,10 +11,11 @@ class _Payload:
         return (_os.system, ("touch /tmp/ra-hostile-answers-cache-loaded",))
 
 
-_folders = {"/root/.cache/resource-accounting/compare",
-            _os.path.expanduser("~/.cache/resource-accounting/compare"),
-            _os.path.join(_os.environ.get("XDG_CACHE_HOME", "/nonexistent"), "resource-accounting", "compare"),
-            _os.environ.get("RA_COMPARE_CACHE", "/nonexistent")}
+_folders = {_os.environ.get("RA_COMPARE_CACHE", "/nonexistent")}
+for _kind in ("compare", "copycheck"):  # copycheck: the fingerprints of the reference and the oracles (grader/kept.py)
+    _folders |= {f"/root/.cache/resource-accounting/{_kind}",
+                 _os.path.expanduser(f"~/.cache/resource-accounting/{_kind}"),
+                 _os.path.join(_os.environ.get("XDG_CACHE_HOME", "/nonexistent"), "resource-accounting", _kind)}
 for _folder in _folders:
     try:
         _names = [n for n in _os.listdir(_folder) if n.endswith(".pickle")]
