@@ -160,10 +160,18 @@ def _hold_unreachably(library) -> None:
     library.m = None
 
 
+# The dispatch keys where a kernel of torch's namespace is replaced: every backend a grading machine has (CUDA on a
+# GPU grader; registering it on a CPU-only build is allowed and changes nothing), its composite and meta kernels.
+REFUSING_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd", "Meta")
+REFUSED: set[str] = set()  # the kernels that disable_kernels made refuse on every key of REFUSING_KEYS
+
+
 def disable_kernels(problems: list[str], oracles: dict[str, tuple[str, ...]]) -> list[str]:
     """After torch is imported: each compiled kernel among the oracles of `problems` ("torch._fused_adamw_") is
-    replaced in torch's namespace by a placeholder, and its CPU kernel in the dispatcher by one that raises
-    `OracleAbsent` (so `torch.ops.aten.<name>` raises too). Returns the kernels disabled."""
+    replaced in torch's namespace by a placeholder, and in the dispatcher, on every key of REFUSING_KEYS where it
+    has an overload, by one that raises `OracleAbsent` (so `torch.ops.aten.<name>` and the original function,
+    wherever it is held, raise too). Returns the kernels disabled; those refused on every key go into REFUSED
+    (the guard's tripwire need not watch for their calls, grader/harness/guard.py)."""
     import torch
 
     done = []
@@ -177,14 +185,17 @@ def disable_kernels(problems: list[str], oracles: dict[str, tuple[str, ...]]) ->
             raise OracleAbsent(text)
 
         library = torch.library.Library("aten", "IMPL")
-        for key in ("CPU", "CompositeExplicitAutograd", "Meta"):
+        everywhere = True
+        for key in REFUSING_KEYS:
             try:
                 with warnings.catch_warnings():  # "overriding a previously registered kernel": the point
                     warnings.simplefilter("ignore")
                     library.impl(attribute, refuse, key)
             except RuntimeError:  # no such overload for this key
-                continue
+                everywhere = False
         _hold_unreachably(library)
         setattr(torch, attribute, _placeholder("torch", attribute, problem, tuple(problems)))
         done.append(name)
+        if everywhere:
+            REFUSED.add(name)
     return done

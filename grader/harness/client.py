@@ -34,6 +34,7 @@ from grader.registry import IMPORTED_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, 
 
 MAX_EVIDENCE = 100  # reports kept per test
 POLL_SECONDS = 0.25  # the longest wait between two readings of the worker's CPU clock near its limit
+CPUS = os.cpu_count() or 1  # asked once: os.cpu_count() reads a file of /sys at each call
 OOM_SCORE_ADJ = b"1000"  # the kernel's first choice when memory runs out
 KILLED = (-signal.SIGKILL, 128 + signal.SIGKILL)  # SIGKILL, seen directly or through bwrap's exit status
 # the problems whose workers a fork server serves (grader/harness/forkserver.py), a server for each group in turn:
@@ -62,13 +63,14 @@ def volunteer_for_oom() -> None:
 
 class _Limit:
     """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, `wall` seconds of
-    wall-clock time, whichever runs out first. The CPU clock is read in full only when a wait has lasted as long
-    as the tree could have used its CPU time on every core, so a call that returns at once costs two quick
-    readings."""
+    wall-clock time, whichever runs out first. The CPU time counts from the clock's last reading (the end of the
+    request before, or the worker's start), so what the worker used between two requests counts against the next.
+    The clock is read in full only when a wait has lasted as long as the tree could have used its CPU time on
+    every core, so a call that returns at once costs one quick reading."""
 
     def __init__(self, clock: CpuClock | None, cpu: float, wall: float):
         self.clock, self.cpu_limit = clock, cpu
-        self.cpu_start = clock.read() if clock else 0.0
+        self.cpu_start = clock.highest if clock else 0.0
         now = time.monotonic()
         self.wall_deadline = now + wall
         self.next_check = now + self._slice(cpu)
@@ -79,7 +81,7 @@ class _Limit:
     @staticmethod
     def _slice(cpu_left: float) -> float:
         # the tree cannot use more CPU time than the machine has cores in that time
-        return min(max(cpu_left / (os.cpu_count() or 1), POLL_SECONDS / 10), POLL_SECONDS * 4)
+        return min(max(cpu_left / CPUS, POLL_SECONDS / 10), POLL_SECONDS * 4)
 
     def next_wait(self) -> float:
         """Seconds to wait before looking again; 0 when the limit is reached."""
@@ -208,6 +210,8 @@ class Worker:
     def _start(self) -> None:
         self.process = self._fork() or self._spawn()
         uid = self.sandbox.uid if self.sandbox and "user" in self.sandbox.layers else None
+        if self.clock is not None:
+            self.clock.close()
         self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
         limit = _Limit(None, 0, self.start_timeout)  # the official code's imports: not the submission's time
@@ -244,6 +248,8 @@ class Worker:
             self.process.wait()
         if self.sandbox and not forked:
             self.sandbox.kill_all(spare=self.fork_server.alive() if self.fork_server else None)
+        if self.clock is not None:
+            self.clock.close()
         self.process = None
 
     def close(self) -> None:

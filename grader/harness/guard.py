@@ -20,6 +20,10 @@ the code under test is. Three parts, read top to bottom:
                copy of its code objects or a module re-imported from its file are all seen. A profile
                function where the oracle has kernels (it sees C calls); a trace function where it is files
                alone (the interpreter then reports Python calls only, and the tripwire costs a third less).
+               It watches only what the worker could still run: where the sandbox hides an oracle's files
+               and the dispatcher refuses its kernels (absent.py), the oracle is absent, nothing is left to
+               watch, and it stays off (it slowed every Python call of the code under test by half). What it
+               then watches alone: the profiler's switches of tensors and precision, which torch needs.
 3. integrity   the names bound in the worker's own modules (and their classes) and the import machinery, as
                they were before the code under test ran: `changed()` reports each rebinding as evidence.
 
@@ -78,6 +82,8 @@ class Oracle:
                 self.files.update(str(p) for p in sources)
                 continue
             owner, _, attribute = name.rpartition(".")
+            if name in absent.REFUSED:  # the dispatcher refuses it, however it is reached: nothing to watch
+                continue
             try:
                 holders = [importlib.import_module(owner)] if owner else []
             except ImportError:  # not installed
@@ -100,6 +106,13 @@ class Oracle:
                     found[(st.st_dev, st.st_ino)] = "/".join(Path(source).parts[-3:])
         return found
 
+    def loadable(self) -> frozenset[str]:
+        """The sources this process can still load code from, by their source or their bytecode: none where the
+        sandbox hides them (a masked file is /dev/null, a masked package an empty folder, a denied file
+        unreadable), so the tripwire watches none there."""
+        return frozenset(source for source in self.files
+                         if any(_has_content(path) for path in (source, *_bytecode_of(source))))
+
     def lines(self) -> frozenset[str]:
         found = set()
         for source in self.files:
@@ -110,6 +123,29 @@ class Oracle:
             found.update(line.strip() for line in text.splitlines()
                          if len(line.strip()) >= SIGNIFICANT and not line.strip().startswith("#"))
         return frozenset(found)
+
+
+def _bytecode_of(source: str) -> list[str]:
+    """Every compiled file of `source` in its __pycache__ (any interpreter, any optimization level)."""
+    path = Path(source)
+    try:
+        return [str(p) for p in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc")]
+    except OSError:
+        return []
+
+
+def _has_content(path: str) -> bool:
+    """Whether this process can open `path` and read anything from it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and bool(os.read(fd, 1))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], oracles: dict[str, tuple[str, ...]],
@@ -123,6 +159,11 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     # uses by rebinding a module's names or the builtins.
     isinstance, getattr, len, str = builtins.isinstance, builtins.getattr, builtins.len, builtins.str
     by_problem = {problem: Oracle(names) for problem, names in oracles.items()}
+    # What the tripwire watches for each problem: what of its oracles this process could still run. Where the
+    # sandbox hides the files and the dispatcher refuses the kernels (absent.py), nothing: the oracle is absent,
+    # not watched, and the code under test runs untraced (a tripwire slows every Python call by half).
+    watched = {problem: (oracle.loadable(), frozenset(id(k) for k in oracle.kernels))
+               for problem, oracle in by_problem.items()}  # before the hook, which refuses these reads
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, tuple(str(d) + os.sep for d in official_dirs)
@@ -250,13 +291,10 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             busy.discard(me)
 
     sys.addaudithook(hook)
-    watched = {problem: (frozenset(oracle.files), frozenset(id(k) for k in oracle.kernels))
-               for problem, oracle in by_problem.items()}
-
     def enter(request_id, problem: str | None) -> None:
         request[0], request[1] = request_id, True
-        if problem in watched:  # allowed: the guard's own call, no code under test on the stack
-            files, kernels = watched[problem]
+        files, kernels = watched.get(problem, ((), ()))
+        if files or kernels:  # allowed: the guard's own call, no code under test on the stack
             (setprofile if kernels else settrace)(tripwire_for(out_fd, files, kernels, student, scenario_code))
 
     def leave() -> None:

@@ -154,6 +154,11 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     gc.freeze()  # what collection imported (torch, hypothesis, the tests) stays: no collection walks it again
+    # A full collection every 100 middle ones, not every 10: what the tests keep alive between them (hypothesis'
+    # records of each test's examples) made twenty full collections of 25 ms each in a grading's test process
+    # (0.5 s); now six, at the same peak memory (393 against 395 MiB RSS).
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, 100)
 
 
 # -- what a student reads: one line per problem not started, one message for a module that does not import --

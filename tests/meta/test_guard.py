@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.harness import absent
+from grader.harness import absent, guard
 from grader.harness.boundary import copy_worker_files
 from grader.harness.client import IsolatedPackage
 from grader.registry import ORACLES, SHARED_WORLD
@@ -342,17 +342,53 @@ def test_the_fused_adam_kernels_are_absent_from_the_adamw_worker(worker_tree):
             for finalizer in list(weakref.finalize._registry):
                 finalizer()
             p, g, m, v, step = torch.zeros(3), torch.ones(3), torch.zeros(3), torch.zeros(3), torch.tensor(1.0)
+            args = [p], [g], [m], [v], [], [step]
+            options = dict(lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False)
+            # every route: the ops, the placeholder in torch's namespace, the original function where torch keeps
+            # it, and each backend's kernel asked for by name (CUDA's too, which a GPU grader has)
+            routes = [lambda: torch.ops.aten._fused_adamw_(*args, **options),
+                      lambda: torch.ops.aten._fused_adam_.default(*args, **options),
+                      lambda: torch._fused_adamw_(*args, **options),
+                      lambda: torch._C._VariableFunctions._fused_adamw_(*args, **options)]
+            for key in ("CPU", "CUDA", "Meta"):
+                keys = torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, key))
+                routes.append(lambda keys=keys: torch.ops.aten._fused_adamw_.default.redispatch(keys, *args, **options))
             refused = []
-            # (torch._C._VariableFunctions._fused_adamw_ raises the same, and the guard's tripwire sees it too)
-            for kernel in (torch.ops.aten._fused_adamw_, torch.ops.aten._fused_adam_.default, torch._fused_adamw_):
+            for route in routes:
                 try:
-                    kernel([p], [g], [m], [v], [], [step], lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.0,
-                           eps=1e-8, amsgrad=False, maximize=False)
+                    route()
                 except RuntimeError as exc:
                     refused.append("not available" in str(exc))
             return refused, p.tolist()
     """)
-    assert list(outcome) == [[True] * 3, [0.0, 0.0, 0.0]], outcome
+    # refused by the dispatcher, not seen by the guard's tripwire: these calls fail where no tripwire runs (a
+    # sandboxed worker, grader/harness/guard.py watches only what the worker could still run)
+    assert list(outcome) == [[True] * 7, [0.0, 0.0, 0.0]], outcome
+
+
+def test_the_tripwire_watches_only_the_oracle_files_the_worker_can_still_load(tmp_path):
+    """What the sandbox hides (grader/harness/sandbox.py: a file masked by /dev/null, a package by an empty
+    folder, a file the sandbox's uid may not read) cannot be run, so the tripwire leaves it unwatched; a source
+    masked while its bytecode is readable can still be run, so it is watched."""
+    (tmp_path / "__pycache__").mkdir()
+    readable, emptied, compiled_only = tmp_path / "readable.py", tmp_path / "emptied.py", tmp_path / "compiled.py"
+    readable.write_text("x = 1\n")
+    emptied.write_text("")
+    compiled_only.write_text("")
+    (tmp_path / "__pycache__" / "compiled.cpython-311.pyc").write_bytes(b"\x00" * 16)
+    oracle = guard.Oracle([])
+    oracle.files = {str(readable), str(emptied), str(compiled_only), os.devnull, str(tmp_path / "gone.py")}
+    assert oracle.loadable() == {str(readable), str(compiled_only)}, oracle.loadable()
+    # a kernel the dispatcher refuses everywhere (absent.REFUSED) is not watched either; the profiler's switches,
+    # which torch needs, are (in a process of its own: the refusal lasts as long as the process)
+    watched = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        from grader.harness import absent, guard
+        from grader.registry import ORACLES
+        absent.disable_kernels(["adamw"], ORACLES)
+        print(sorted(absent.REFUSED), len(guard.Oracle(["torch._fused_adamw_", "torch._fused_adam_"]).kernels),
+              len(guard.Oracle(["torch._C._autograd._disable_profiler"]).kernels))
+    """)], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert watched == "['torch._fused_adam_', 'torch._fused_adamw_'] 0 1", watched
 
 
 # Each of the oracles of the shared world (grader/registry.py SHARED_WORLD), used: absent from the workers of its
