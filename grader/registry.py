@@ -411,10 +411,14 @@ EXTRA_MARKERS = {
 }
 
 # The profiler's switches: the record of every op that the dispatch-mode audits of tensors and precision
-# read (tests/scenarios/escapes.py), which the code under test must not turn off or restart.
+# read (tests/scenarios/escapes.py), which the code under test must not turn off or restart while they read it.
 PROFILER_SWITCHES = tuple(f"torch._C._autograd.{name}" for name in (
     "_disable_profiler_legacy", "_enable_profiler_legacy", "_disable_profiler", "_enable_profiler",
     "_prepare_profiler", "_enable_record_function"))
+# The scenarios that read that record: the only requests in which the switches can blind an audit (each turns the
+# record on as it starts, whatever was switched before), so the only ones in which the guard's tripwire watches
+# them (grader/harness/guard.py). tests/meta/test_guard.py checks that every scenario reading the record is here.
+RECORD_AUDITS = ("tests.scenarios.tensors:without_tensor_ops", "tests.scenarios.precision:watched_round_to_bf16")
 
 # What each problem is graded against and its code may not run: modules (every file of a package) and
 # compiled kernels, by dotted name. Absent from that problem's grading worker (grader/harness/absent.py): a module

@@ -23,7 +23,9 @@ the code under test is. Three parts, read top to bottom:
                It watches only what the worker could still run: where the sandbox hides an oracle's files
                and the dispatcher refuses its kernels (absent.py), the oracle is absent, nothing is left to
                watch, and it stays off (it slowed every Python call of the code under test by half). What it
-               then watches alone: the profiler's switches of tensors and precision, which torch needs.
+               then watches alone: the profiler's switches of tensors and precision, which torch needs, and
+               only in the requests that read the profiler's record (grader/registry.py RECORD_AUDITS), which
+               turn it on as they start: switched off before, it blinds nothing.
 3. integrity   the names bound in the worker's own modules (and their classes) and the import machinery, as
                they were before the code under test ran: `changed()` reports each rebinding as evidence.
 
@@ -49,6 +51,7 @@ from pathlib import Path
 
 from grader.harness import absent
 from grader.harness.protocol import HEADER
+from grader.registry import PROFILER_SWITCHES, RECORD_AUDITS
 
 MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
 SIGNIFICANT = 24  # characters a source line needs to identify its file (shorter ones are common to any code)
@@ -75,6 +78,7 @@ class Oracle:
     def __init__(self, names):
         self.files: set[str] = set()
         self.kernels: list[object] = []
+        self.switches: list[object] = []  # the profiler's switches among the kernels: they matter in RECORD_AUDITS
         for name in names:
             path = absent.locate(name)
             if path is not None:
@@ -90,7 +94,8 @@ class Oracle:
                 continue
             if owner == "torch":  # the same kernel, where torch keeps it whatever its namespace says
                 holders.append(holders[0]._C._VariableFunctions)
-            self.kernels += [getattr(h, attribute) for h in holders if hasattr(h, attribute)]
+            found = [getattr(h, attribute) for h in holders if hasattr(h, attribute)]
+            (self.switches if name in PROFILER_SWITCHES else self.kernels).extend(found)
 
     def inodes(self) -> dict[tuple[int, int], str]:
         """(device, inode) of every source and bytecode file -> its name for the evidence (regular files only:
@@ -162,8 +167,10 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     # What the tripwire watches for each problem: what of its oracles this process could still run. Where the
     # sandbox hides the files and the dispatcher refuses the kernels (absent.py), nothing: the oracle is absent,
     # not watched, and the code under test runs untraced (a tripwire slows every Python call by half).
-    watched = {problem: (oracle.loadable(), frozenset(id(k) for k in oracle.kernels))
+    watched = {problem: (oracle.loadable(), frozenset(map(id, oracle.kernels)),
+                         frozenset(map(id, oracle.kernels + oracle.switches)))
                for problem, oracle in by_problem.items()}  # before the hook, which refuses these reads
+    record_audits = frozenset(RECORD_AUDITS)
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, tuple(str(d) + os.sep for d in official_dirs)
@@ -291,9 +298,11 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             busy.discard(me)
 
     sys.addaudithook(hook)
-    def enter(request_id, problem: str | None) -> None:
+    def enter(request_id, problem: str | None, scenario: str | None = None) -> None:
         request[0], request[1] = request_id, True
-        files, kernels = watched.get(problem, ((), ()))
+        files, kernels, with_switches = watched.get(problem, ((), (), ()))
+        if scenario in record_audits:  # the profiler's switches matter only while its record is read
+            kernels = with_switches
         if files or kernels:  # allowed: the guard's own call, no code under test on the stack
             (setprofile if kernels else settrace)(tripwire_for(out_fd, files, kernels, student, scenario_code))
 

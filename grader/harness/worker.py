@@ -110,7 +110,7 @@ class Server:
             except EOFError:
                 return
             self.request_id = request.get("id")
-            self.guard.enter(self.request_id, request_problem(request))
+            self.guard.enter(self.request_id, request_problem(request), request.get("target"))
             failure = None
             try:
                 value = self.handle(request)

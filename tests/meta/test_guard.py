@@ -22,7 +22,7 @@ import pytest
 from grader.harness import absent, guard
 from grader.harness.boundary import copy_worker_files
 from grader.harness.client import IsolatedPackage
-from grader.registry import ORACLES, SHARED_WORLD
+from grader.registry import ORACLES, RECORD_AUDITS, SHARED_WORLD
 from tests.meta.suite import ROOT
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(600)]
@@ -59,21 +59,23 @@ CAPTURED = {
             return x.grad.tolist()
     """,
     # tensors and precision are audited through a dispatch mode and the profiler's record of every op: the
-    # record's off switch is what their code must not reach
+    # record's switches are what their code must not reach while the audit reads the record
     "tensors": """
         _oracle = getattr(__import__("torch")._C._autograd, "_disable_" + "profiler_legacy")
 
-        def attack():
+        def contiguous_strides(shape):
             try:
                 _oracle()
             except RuntimeError:  # no profiler on: the switch was reached all the same
                 pass
+            return ()
     """,
     "precision": """
         _oracle = getattr(__import__("torch")._C._autograd, "_enable_" + "record_function")
 
-        def attack():
-            _oracle(True)
+        def round_to_bf16(x):
+            _oracle(False)
+            return x
     """,
     "mini_einops": """
         _oracle = __import__("importlib").import_module("ein" + "ops")
@@ -254,16 +256,22 @@ def call_attack(root: Path, problem: str, attack: str, forking: bool = True):
 
 @pytest.mark.parametrize("problem", sorted(ORACLES))
 def test_an_oracle_captured_at_import_time_fails_every_call(worker_tree, problem):
+    import importlib
+
     add_attack(worker_tree, problem, CAPTURED[problem])
     package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
     try:
         package.worker.begin_test(f"test_guard::{problem}", problem)
         # absent from the worker where it is a module (a stub); else (the profiler's switches, which torch
-        # itself needs) the guard's tripwire fails the request
-        expected = ABSENT if absent.modules_of(ORACLES[problem]) else "ran the oracle"
+        # itself needs) the guard's tripwire fails the audit that reads the record
+        modules = absent.modules_of(ORACLES[problem])
+        expected = ABSENT if modules else "ran the oracle"
         for _ in range(2):  # the same oracle code from the same place, in two requests
             with pytest.raises(RuntimeError, match=expected):
-                getattr(package, problem).attack()
+                if modules:
+                    getattr(package, problem).attack()
+                else:
+                    package.run(*STEPPED_AROUND[problem][2](importlib.import_module(f"tests.scenarios.{problem}")))
     finally:
         package.close()
 
@@ -314,6 +322,70 @@ def test_a_dispatch_mode_stepped_around_is_seen(worker_tree, problem):
     assert got["outside"], f"{problem}: {name} ran ops outside the mode unseen: {got}"
     if problem == "precision":
         assert got["dtypes"] == [], "the spy saw nothing: this is the route the record is for"
+
+
+# The record itself, blinded by code that ran before the audit, or that dresses its ops as the mode's: the audit
+# turns the record on as it starts, reads it through torch's compiled functions alone (never torch's Python
+# profiler, which any code can patch) and tells a range that code opened from the mode's own event.
+BLINDING_THE_RECORD = {
+    "switched_off_at_import": """
+        getattr(__import__("torch")._C._autograd, "_enable_" + "record_function")(False)
+        _dressed = __import__("contextlib").nullcontext
+    """,
+    "profiler_patched": """
+        import torch.autograd.profiler as _profiler
+
+        _profiler.profile.__enter__ = lambda self: self
+        _profiler.profile.__exit__ = lambda self, *exc: False
+        _profiler.profile.function_events = []
+        _dressed = __import__("contextlib").nullcontext
+    """,
+    "range_named_like_the_mode": """
+        import torch as _torch
+
+        def _dressed():
+            return _torch.autograd.profiler.record_function("Python" + "DispatchMode")
+    """,
+}
+STEPPING_AROUND = """
+    def contiguous_strides(shape):
+        import torch
+        with torch._C._DisableTorchDispatch(), _dressed():
+            return tuple(torch.empty(shape).stride())
+"""
+
+
+@pytest.mark.parametrize("route", sorted(BLINDING_THE_RECORD))
+def test_the_record_cannot_be_blinded_before_the_audit_nor_dressed_as_the_mode(worker_tree, route):
+    from tests.scenarios import tensors as scenarios
+
+    add_attack(worker_tree, "tensors", textwrap.dedent(BLINDING_THE_RECORD[route]) + textwrap.dedent(STEPPING_AROUND))
+    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
+    try:
+        package.worker.begin_test("test_guard::blinded", "tensors")
+        assert package.tensors.contiguous_strides((2, 3)) == (3, 1), "the attack's module did not import"
+        got = package.run(scenarios.without_tensor_ops, [("contiguous_strides", ((2, 3),))])
+    finally:
+        package.close()
+    assert "aten::empty" in got["outside"], f"{route}: the audit was blinded: {got}"
+
+
+def test_every_scenario_that_reads_the_record_is_a_record_audit():
+    """The tripwire watches the profiler's switches only in RECORD_AUDITS (grader/registry.py): a scenario that
+    reads the record and is not listed there could be blinded during its own request."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import tests.scenarios
+
+    reading = set()
+    for info in pkgutil.iter_modules(tests.scenarios.__path__):
+        module = importlib.import_module(f"tests.scenarios.{info.name}")
+        reading |= {f"{module.__name__}:{name}" for name, value in vars(module).items()
+                    if inspect.isfunction(value) and value.__module__ == module.__name__
+                    and "ops_outside_mode" in value.__code__.co_names}
+    assert reading == set(RECORD_AUDITS), f"read the record: {sorted(reading)}; RECORD_AUDITS: {RECORD_AUDITS}"
 
 
 def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):
@@ -386,7 +458,7 @@ def test_the_tripwire_watches_only_the_oracle_files_the_worker_can_still_load(tm
         from grader.registry import ORACLES
         absent.disable_kernels(["adamw"], ORACLES)
         print(sorted(absent.REFUSED), len(guard.Oracle(["torch._fused_adamw_", "torch._fused_adam_"]).kernels),
-              len(guard.Oracle(["torch._C._autograd._disable_profiler"]).kernels))
+              len(guard.Oracle(["torch._C._autograd._disable_profiler"]).switches))
     """)], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     assert watched == "['torch._fused_adam_', 'torch._fused_adamw_'] 0 1", watched
 
