@@ -23,8 +23,12 @@ A test listed here runs its own budget:
   catalogue under seeds 1, 2 and 3 with 60 examples a test.
 A test not listed runs FLOOR (it caught nothing in the data, or caught only late). Where a mistake is caught
 only by a rare input, or late under some seed (a packed dtype among ~30; for is_contiguous an empty layout, one
-spaced evenly but not by 1, and rows with gaps between them), the test pins that input as an explicit example:
-it runs under every seed.
+spaced evenly but not by 1, and rows with gaps between them; for einsum output axes in another order than the
+inputs', for reduce a mean or a max over several axes and an ellipsis reduced away, for single view ops each
+op's rare case: tests/strategies PINNED), the test pins that input as an explicit example: it runs under every
+seed. einsum, reduce and the single view ops ran 60 examples an item for their rare inputs; pinned, their latest
+catch of the catalogue (seeds 1-3) is example 9, 9 and 12, and the automatic mutants (215 of mini_einops, 177 of
+tensors, seed 1) caught today are all caught within FLOOR examples by some test.
 
 What the budgets keep is checked on data they were not calibrated on: the catalogue under grading seed 11
 (tests/meta/test_mistakes.py), and another sample of automatic mutants under seed 11, each caught within the
@@ -97,7 +101,6 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_differential_roofline": (10, "roofline:batch_off_by_one caught at example 5"),
     "test_dot_cost": (10, "roofline:dot_fp32 caught at example 3"),
     "test_each_pattern_is_parsed_once": (10, "mini_einops:auto-28-L440 caught at example 4"),
-    "test_einsum_matches_einops": (60, "mini_einops:einsum_output_order caught at example 58"),
     "test_element_offset_matches_data_ptr": (10, "tensors:offset_without_storage_offset caught at example 4"),
     "test_gelu_cost_counts_torchs_decomposition": (14, "roofline:auto-1-L10 caught at example 7"),
     "test_intensity_grows_with_matmul_size": (10, "roofline:matmul_no_write caught at example 1"),
@@ -140,7 +143,6 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_rearrange_matches_einops": (22, "mini_einops:auto-207-L298 caught at example 11"),
     "test_recompute_flops_matches_counted_forward_calls":
         (10, "activation_checkpointing:store_none_without_self caught at example 1"),
-    "test_reduce_matches_einops": (60, "mini_einops:mean_as_sum caught at example 39"),
     "test_relu_cost": (10, "roofline:relu_reads_only caught at example 1"),
     "test_repeat_kv_matches_repeat_interleave": (10, "einops_practice:repeat_kv_tiled caught at example 1"),
     "test_roofline_time_is_the_slower_of_compute_and_memory": (10, "roofline:time_sum caught at example 1"),
@@ -150,7 +152,6 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_saved_activations_starts_from_zero_each_time_it_is_entered":
         (18, "memory:saved_view_bytes caught at example 9"),
     "test_segment_sizes_like_tensor_split": (10, "activation_checkpointing:sizes_last_takes_rest caught at example 5"),
-    "test_single_ops_match_torch": (60, "tensors:slice_stride_unstepped caught at example 48"),
     "test_split_heads_matches_view_and_transpose": (10, "einops_practice:split_d_heads caught at example 1"),
     "test_sum_hidden_sums_the_last_dimension": (10, "einops_practice:sum_hidden_mean caught at example 2"),
     "test_summarize_matches_reference": (12, "benchmarking:median_upper_middle caught at example 6"),
