@@ -27,6 +27,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from grader.harness.plugin import graded_examples
 from tests import audit
 from tests.checks import expect_int
 from tests.common.mini_einops import FLOAT_TOL, make_inputs
@@ -44,8 +45,10 @@ from tests.strategies.mini_einops import (
 
 pytestmark = pytest.mark.mini_einops
 
-# The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 250 (grade: ten times FLOOR).
-MANY = settings(max_examples=10 * settings.default.max_examples)
+# The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 2000 (thorough); when it grades, its
+# budget (grader/grading_budget.py: its rarest catches are pinned below).
+MANY = settings(max_examples=graded_examples("test_generated_patterns_raise_or_match_like_einops",
+                                             10 * settings.default.max_examples))
 _fresh = itertools.count()
 
 
@@ -295,6 +298,14 @@ def test_list_inputs_that_do_not_stack_raise_einops_error(impl, kind):
 
 @MANY
 @given(spec=any_einops_specs())
+# pinned (tests/strategies/__init__.py PINNED): what this test caught a catalogued mistake with only at example 74-188
+# under some grading seed: a name twice on one side, an axis shared by two einsum inputs and kept, a mean and a max
+# over several axes, a new axis of repeat without its length
+@example(spec=_spec("rearrange", "a a -> a", [[2, 2]]))
+@example(spec=_spec("einsum", "a b, b c -> a b c", [[2, 3], [3, 4]]))
+@example(spec=_spec("reduce", "a b c -> c", [[2, 3, 4]], "mean"))
+@example(spec=_spec("reduce", "a b c -> a", [[3, 2, 4]], "max"))
+@example(spec=_spec("repeat", "a -> a b", [[3]]))
 def test_generated_patterns_raise_or_match_like_einops(impl, spec):
     expect_like_einops(impl.mini_einops, spec)
 

@@ -16,6 +16,7 @@ test) and, for expected values, the `ref` fixture (the reference, in this proces
 reference is not installed, as in the student release).
 """
 
+import contextlib
 import functools
 import gc
 import hashlib
@@ -359,14 +360,23 @@ def _short_for_not_implemented(item, repr_failure):
 def _apply_grading_budget(item, at_least: int = 0) -> None:
     """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades, where
     that is at least `at_least` (set once per test function: the items of a parametrized test share it, and so
-    do the runs of one process)."""
+    do the runs of one process). A test with settings of its own asks `graded_examples` for its budget."""
     test = getattr(item, "obj", None)
     examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
     if examples and examples < at_least:
         return
     if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
-        settings(settings.default, max_examples=examples)(test)
         test._grading_budget = examples
+        with contextlib.suppress(hypothesis.errors.InvalidArgument):  # settings of its own: already its budget
+            settings(settings.default, max_examples=examples)(test)
+
+
+def graded_examples(test_name: str, otherwise: int) -> int:
+    """The examples of a generated test with settings of its own: its budget (grader/grading_budget.py) where the
+    run grades (a grading profile), else `otherwise`."""
+    if settings.get_current_profile_name() in GRADING_PROFILES and test_name in grading_budget.BUDGET:
+        return grading_budget.BUDGET[test_name][0]
+    return otherwise
 
 
 def _seed_generated_test(item, seed: int) -> None:

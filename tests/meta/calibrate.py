@@ -30,7 +30,7 @@ def function_of(test: str) -> str:
 
 def today(test: str, ran: dict[str, int] | None = None) -> int:
     """The test's examples under the grade profile today: its budget, or FLOOR; or, for a test with settings of
-    its own (mini_einops' MANY: ten times the profile's), what a run of it counted."""
+    its own and no budget, what a run of it counted."""
     if test in grading_budget.BUDGET:
         return grading_budget.BUDGET[test][0]
     if ran and ran.get(test, 0) > 2 * grading_budget.FLOOR:
