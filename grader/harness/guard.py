@@ -300,6 +300,7 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             busy.discard(me)
 
     sys.addaudithook(hook)
+
     def enter(request_id, problem: str | None, scenario: str | None = None) -> None:
         request[0], request[1] = request_id, True
         files, kernels, with_switches = watched.get(problem, ((), (), ()))
