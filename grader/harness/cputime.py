@@ -15,7 +15,7 @@ WALL_FACTOR = 5
 
 def _stat(pid: int) -> tuple[int, float] | None:
     """(parent pid, CPU seconds of the process and of its reaped children), or None when it is gone."""
-    try:  # os.read, not pathlib: a full reading reads every process of the machine
+    try:  # os.open, not pathlib: a full reading reads every process of the machine
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None

@@ -370,18 +370,10 @@ def test_the_record_cannot_be_blinded_before_the_audit_nor_dressed_as_the_mode(w
 def test_every_scenario_that_reads_the_record_is_a_record_audit():
     """The tripwire watches the profiler's switches only in RECORD_AUDITS (grader/registry.py): a scenario that
     reads the record and is not listed there could be blinded during its own request."""
-    import importlib
-    import inspect
-    import pkgutil
+    from grader.harness.worker import import_scenarios
 
-    import tests.scenarios
-
-    reading = set()
-    for info in pkgutil.iter_modules(tests.scenarios.__path__):
-        module = importlib.import_module(f"tests.scenarios.{info.name}")
-        reading |= {f"{module.__name__}:{name}" for name, value in vars(module).items()
-                    if inspect.isfunction(value) and value.__module__ == module.__name__
-                    and "ops_outside_mode" in value.__code__.co_names}
+    reading = {target for target, scenario in import_scenarios().items()
+               if "ops_outside_mode" in scenario.__code__.co_names}
     assert reading == set(RECORD_AUDITS), f"read the record: {sorted(reading)}; RECORD_AUDITS: {RECORD_AUDITS}"
 
 

@@ -72,7 +72,8 @@ def _top_level_ops(events) -> list[tuple[str, set[str]]]:
     range that code opened (`record_function`) is see-through: what runs in it is below what the range is in."""
     found, stack, left_out, previous = [], [], set(), None
     for event in events:
-        kind, name, node, key = event.kind(), event.name(), event.node_id(), (event.handle(), event.node_id())
+        kind, name, node = event.kind(), event.name(), event.node_id()
+        key = (event.handle(), node)
         if name in UNRECORDED or key in left_out:
             left_out.add(key)
             continue
