@@ -337,6 +337,12 @@ BLINDING_THE_RECORD = {
         _profiler.profile.function_events = []
         _dressed = __import__("contextlib").nullcontext
     """,
+    "context_manager_patched": """
+        import contextlib as _contextlib
+
+        _contextlib._GeneratorContextManager.__exit__ = lambda self, *exc: False  # the generator never resumed
+        _dressed = _contextlib.nullcontext
+    """,
     "range_named_like_the_mode": """
         import torch as _torch
 
@@ -371,9 +377,10 @@ def test_every_scenario_that_reads_the_record_is_a_record_audit():
     """The tripwire watches the profiler's switches only in RECORD_AUDITS (grader/registry.py): a scenario that
     reads the record and is not listed there could be blinded during its own request."""
     from grader.harness.worker import import_scenarios
+    from tests.scenarios.escapes import ops_outside_mode
 
     reading = {target for target, scenario in import_scenarios().items()
-               if "ops_outside_mode" in scenario.__code__.co_names}
+               if ops_outside_mode in (scenario.__defaults__ or ()) or "ops_outside_mode" in scenario.__code__.co_names}
     assert reading == set(RECORD_AUDITS), f"read the record: {sorted(reading)}; RECORD_AUDITS: {RECORD_AUDITS}"
 
 

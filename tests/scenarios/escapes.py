@@ -7,8 +7,9 @@ still sees every op: `ops_outside_mode` names each op that ran, at top level, wi
 Python dispatch mode.
 
 The record is read through torch's compiled functions alone, held where the code under test cannot rebind
-them (default arguments, which the worker's guard refuses to replace), never through torch's Python profiler,
-whose classes any code can patch to record nothing. The code under test cannot blind it either:
+them (positional default arguments: a tuple, which the worker's guard refuses to replace), never through
+torch's Python profiler or a context manager, whose classes any code can patch to record nothing. The code
+under test cannot blind it either:
 - turning the record off before (`_enable_record_function(False)`, at import say) changes nothing: the audit
   turns it on as it starts;
 - turning it off or restarting the profiler during the audit is seen by the guard's tripwire, on during these
@@ -16,8 +17,6 @@ whose classes any code can patch to record nothing. The code under test cannot b
 - a range of its own named like the mode's event (`record_function("PythonDispatchMode")`) is a user range,
   which the record marks as such (its scope): only the dispatcher's own event counts as the mode's.
 """
-
-from contextlib import contextmanager
 
 import torch
 from torch._C._autograd import _disable_profiler_legacy, _enable_profiler_legacy, _enable_record_function
@@ -46,41 +45,20 @@ def _composite_only() -> frozenset[str]:
 COMPOSITE_ONLY = _composite_only()  # read once, before any code under test runs
 
 
-@contextmanager
-def ops_outside_mode(*, _start=_enable_profiler_legacy, _stop=_disable_profiler_legacy,
-                     _record=_enable_record_function, _config=ProfilerConfig, _state=ProfilerState.CPU,
-                     _experimental=_ExperimentalConfig, _composite=COMPOSITE_ONLY):
-    """Yields a list, filled on exit with the names of the ops run inside the block that never reached a
-    Python dispatch mode. An op that is only a composition of others (CompositeImplicitAutograd) and did
-    nothing (`contiguous` of a contiguous tensor) counts as reaching it: there was nothing to see. An op
-    with a kernel of its own (`empty`) that ran outside the mode counts even with no ops below it."""
-    outside: list[str] = []
-    _record(True)
-    _start(_config(_state, False, False, False, False, False, _experimental()))
-    try:
-        yield outside
-    finally:
-        threads = _stop()
-    for events in threads:
-        for name, below in _top_level_ops(events):
-            if name != MODE_EVENT and MODE_EVENT not in below and (below or name not in _composite):
-                outside.append(name)
-
-
-def _top_level_ops(events) -> list[tuple[str, set[str]]]:
+def _top_level_ops(events, _unrecorded=UNRECORDED, _op_scope=OP_SCOPE) -> list[tuple[str, set[str]]]:
     """(name, the names of the ops below it) of each op of one thread's record that ran below no other op. A
     range that code opened (`record_function`) is see-through: what runs in it is below what the range is in."""
     found, stack, left_out, previous = [], [], set(), None
     for event in events:
         kind, name, node = event.kind(), event.name(), event.node_id()
         key = (event.handle(), node)
-        if name in UNRECORDED or key in left_out:
+        if name in _unrecorded or key in left_out:
             left_out.add(key)
             continue
         if kind == "push" and previous == ("push", name, node):  # a redispatch's twin, as torch's reading has it
             left_out.add(key)
             continue
-        if kind == "push" and event.scope() == OP_SCOPE:
+        if kind == "push" and event.scope() == _op_scope:
             for _, _, below in stack:
                 below.add(name)
             stack.append((key, name, set()))
@@ -92,3 +70,24 @@ def _top_level_ops(events) -> list[tuple[str, set[str]]]:
                     found.append((op, below))
         previous = (kind, name, node)
     return found
+
+
+def record_ops(_record=_enable_record_function, _start=_enable_profiler_legacy, _config=ProfilerConfig,
+               _state=ProfilerState.CPU, _experimental=_ExperimentalConfig) -> None:
+    """Turn on the record of every op, as an audit starts (whatever was switched off before)."""
+    _record(True)
+    _start(_config(_state, False, False, False, False, False, _experimental()))
+
+
+def ops_outside_mode(_stop=_disable_profiler_legacy, _top_level=_top_level_ops, _composite=COMPOSITE_ONLY,
+                     _mode=MODE_EVENT) -> list[str]:
+    """Stop the record `record_ops` started: the names of the ops run since that never reached a Python dispatch
+    mode. An op that is only a composition of others (CompositeImplicitAutograd) and did nothing (`contiguous` of
+    a contiguous tensor) counts as reaching it: there was nothing to see. An op with a kernel of its own (`empty`)
+    that ran outside the mode counts even with no ops below it.
+
+    A scenario calls the two in `try`/`finally`, each held in a default argument of its own: a context manager
+    would put contextlib's classes, which any code can patch (an `__exit__` that never resumes the generator
+    blinded the audit), between the audit and its record."""
+    return [name for events in _stop() for name, below in _top_level(events)
+            if name != _mode and _mode not in below and (below or name not in _composite)]

@@ -8,7 +8,7 @@ from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tests.scenarios import plain_training
-from tests.scenarios.escapes import ops_outside_mode
+from tests.scenarios.escapes import ops_outside_mode, record_ops
 
 aten = torch.ops.aten
 MATMULS = (aten.mm, aten.addmm, aten.bmm, aten.baddbmm)
@@ -33,12 +33,16 @@ class DtypeSpy(TorchDispatchMode):
         return out
 
 
-def watched_round_to_bf16(pkg, x: torch.Tensor) -> dict:
+def watched_round_to_bf16(pkg, x: torch.Tensor, _record=record_ops, _outside=ops_outside_mode) -> dict:
     """Scenario for the audit: round_to_bf16 under the spy; its result, every dtype its ops touched, and the
     ops that ran with the spy stepped around (tests/scenarios/escapes.py)."""
     spy = DtypeSpy()
-    with ops_outside_mode() as outside, spy:
-        result = pkg.precision.round_to_bf16(x)
+    _record()
+    try:
+        with spy:
+            result = pkg.precision.round_to_bf16(x)
+    finally:
+        outside = _outside()
     return {"result": result, "dtypes": sorted(spy.seen), "outside": outside}
 
 

@@ -8,7 +8,7 @@ fails here, while one that computes them passes.
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tests.scenarios.escapes import ops_outside_mode
+from tests.scenarios.escapes import ops_outside_mode, record_ops
 
 RAISES = "raises ValueError"
 
@@ -19,15 +19,19 @@ class NoTensorOps(TorchDispatchMode):
                            "called while torch's tensor ops were made unusable)")
 
 
-def without_tensor_ops(pkg, calls: list) -> dict:
+def without_tensor_ops(pkg, calls: list, _record=record_ops, _outside=ops_outside_mode, _mode=NoTensorOps) -> dict:
     """Scenario: each (name, args) of `calls` as `pkg.tensors.name(*args)` under `NoTensorOps`; a ValueError
     becomes `RAISES` (an impossible view), anything else propagates. "results": one per call; "outside":
     the ops that ran with the mode stepped around (tests/scenarios/escapes.py)."""
     results = []
-    with ops_outside_mode() as outside, NoTensorOps():
-        for name, args in calls:
-            try:
-                results.append(getattr(pkg.tensors, name)(*args))
-            except ValueError:
-                results.append(RAISES)
+    _record()
+    try:
+        with _mode():
+            for name, args in calls:
+                try:
+                    results.append(getattr(pkg.tensors, name)(*args))
+                except ValueError:
+                    results.append(RAISES)
+    finally:
+        outside = _outside()
     return {"results": results, "outside": outside}
