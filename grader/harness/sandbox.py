@@ -26,17 +26,22 @@ machine allows it (`resource-grader doctor` says which are and why):
                                (captured, forwarded from a thread, re-imported, renamed, read and compiled,
                                rebuilt from code objects, run between requests, through a scenario).
 5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (grader/harness/seccomp.py),
-                               on before the code under test is imported: no new process, no ptrace, no
-                               other process's memory, no namespaces, no undoing the kill-with-its-starter;
-                               threads allowed. Stops: fork bombs, exec, daemons, tracing and reading other
-                               processes, outliving a grader killed outright.
+                               on before the code under test is imported (a lighter one on the fork server):
+                               no new process, no ptrace, no other process's memory, no signal but to itself,
+                               no keyrings, message queues, memfd, io_uring or userfaultfd, no namespaces, no
+                               undoing the kill-with-its-starter; threads allowed. Stops: fork bombs, exec,
+                               daemons, tracing, reading or signalling other processes, outliving a grader
+                               killed outright, kernel state left for the next grading.
 6. guard       always          (in the worker, grader/harness/guard.py) Python-level evidence for a person:
                                opening an oracle's source, rebinding the grader's code, reaching into the
                                guard; a grade never depends on it alone.
 7. teardown    always          every process of the sandbox killed, its home unmounted and removed, and
-                               (user layer) whatever its uid left in the shared temporary folders, and its
-                               ACL entries on the oracles' files. A grader killed outright (SIGKILL) cannot:
-                               the next sandbox opened on the machine removes its folders (`sweep_stale`).
+                               (user layer) whatever its uid left in the shared temporary folders, System V
+                               IPC and keyrings (the filter refuses keyrings; this is for a machine without
+                               it), and its ACL entries on the oracles' files; the next grading, and this
+                               one's fingerprint pass, take another uid (claim_uid). A grader killed
+                               outright (SIGKILL) cannot: the next sandbox opened on the machine removes its
+                               folders (`sweep_stale`).
 
 The folders of one grading, under one temporary folder that others may cross but not list:
 
@@ -158,6 +163,7 @@ class Spec:
         if "user" in self.layers:
             for folder in SHARED_TMP:
                 remove_owned(Path(folder), self.uid)
+            clear_keyrings(self.uid)
 
     def kill_all(self, spare: int | None = None) -> None:
         """Kill every process of the sandbox's uid, those that left the worker's process group included, but
@@ -367,12 +373,13 @@ def _real_uid(pid: int) -> int | None:
     return None if fields is None else int(fields["Uid"].split()[0])
 
 
-def processes_of(uid: int) -> list[int]:
-    """The live (not zombie) processes whose real uid is `uid`."""
+def processes_of(uid: int | range) -> list[int]:
+    """The live (not zombie) processes whose real uid is `uid`, or in the range `uid` (`sandbox_uids()`)."""
+    uids = range(uid, uid + 1) if isinstance(uid, int) else uid
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         fields = _status(pid)
-        if fields and int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith(("Z", "X")):
+        if fields and int(fields["Uid"].split()[0]) in uids and not fields["State"].strip().startswith(("Z", "X")):
             found.append(int(pid))
     return found
 
@@ -462,13 +469,23 @@ def _uid_problem(uid: int) -> str | None:
         return None
 
 
+UID_RANGE = 1000  # the uids a sandbox may take: sandbox_uids()
+
+
+def sandbox_uids() -> range:
+    return range(UID_BASE, UID_BASE + UID_RANGE)
+
+
 def claim_uid() -> tuple[int, int]:
-    """The lowest sandbox uid that no other grading on this machine holds, and the file descriptor of the
-    token that holds it (released when closed, or when the grader dies). Three conditions, each enough to
-    pass a uid over: its lock file is held (graders sharing UID_LOCKS), its token is held (every grader of
-    the machine, whatever its lock folder or root: `uid_token`), a process of that uid is alive."""
+    """A sandbox uid that no other grading on this machine holds, and the file descriptor of the token that holds
+    it (released when closed, or when the grader dies). The search starts after the uid claimed last on this
+    machine (`UID_LOCKS`/next), so that the next grading, and the fingerprint pass of this one, run as another
+    uid. Three conditions, each enough to pass a uid over: its lock file is held (graders sharing UID_LOCKS),
+    its token is held (every grader of the machine, whatever its lock folder or root: `uid_token`), a process of
+    that uid is alive."""
     UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
-    for uid in range(UID_BASE, UID_BASE + 1000):
+    start = _next_uid_offset()
+    for uid in (UID_BASE + (start + i) % UID_RANGE for i in range(UID_RANGE)):
         lock = os.open(UID_LOCKS / f"{uid}.lock", os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -480,9 +497,24 @@ def claim_uid() -> tuple[int, int]:
         if token is None:
             continue
         if _uid_problem(uid) is None and not processes_of(uid):
+            _next_uid_offset(uid - UID_BASE + 1)
             return uid, token
         os.close(token)
     raise RuntimeError(f"no free sandbox uid from {UID_BASE}")
+
+
+def _next_uid_offset(new: int | None = None) -> int:
+    """Where the next search for a uid starts (an offset from UID_BASE); with `new`, record it. Graders racing
+    here only change which uid is tried first: the locks and tokens keep a uid to one grading."""
+    record = UID_LOCKS / "next"
+    if new is not None:
+        with contextlib.suppress(OSError):
+            record.write_text(str(new % UID_RANGE))
+        return new % UID_RANGE
+    try:
+        return int(record.read_text()) % UID_RANGE
+    except (OSError, ValueError):
+        return 0
 
 
 def uid_token(uid: int) -> int | None:
@@ -669,6 +701,7 @@ class Sandbox:
             for folder in SHARED_TMP:
                 self.problems += remove_owned(Path(folder), self.uid)
             self._remove_ipc()
+            self.problems += filter(None, [clear_keyrings(self.uid)])
         if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
         os.close(self.in_use)
@@ -679,6 +712,43 @@ class Sandbox:
         for kind, ipc_id in ipc_objects({self.uid}):
             if subprocess.run(["ipcrm", IPC_KINDS[kind], ipc_id], capture_output=True).returncode:
                 self.problems.append(f"could not remove System V {kind} {ipc_id}")
+
+KEYCTL_GET_KEYRING_ID, KEYCTL_CLEAR = 0, 7
+KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
+
+
+def clear_keyrings(uid: int) -> str | None:
+    """Empty the keyrings of `uid` that outlive its processes (its user and user-session keyrings: the kernel keeps
+    them for the uid, and the next grading may run as it), from a child that takes the uid (the keyring calls
+    act on the caller's own). Refused to the worker by its filter (grader/harness/seccomp.py); this clears what
+    a worker without one left. None, or what went wrong."""
+    import ctypes
+
+    from grader.harness import seccomp
+
+    machine = os.uname().machine
+    if machine not in seccomp.ARCHITECTURES:
+        return None
+    keyctl = ctypes.c_long(seccomp.ARCHITECTURES[machine][2]["keyctl"])
+    libc = ctypes.CDLL(None, use_errno=True)
+    child = os.fork()
+    if child == 0:
+        code = 3
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            code = 0
+            for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+                # asked without creating it: a uid that never made one is left without
+                if libc.syscall(keyctl, KEYCTL_GET_KEYRING_ID, keyring, 0) > 0 and libc.syscall(
+                        keyctl, KEYCTL_CLEAR, keyring) != 0:
+                    code = 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    return None if status == 0 else f"could not clear the keyrings of uid {uid} (status {status})"
+
 
 def remove_owned(folder: Path, uid: int) -> list[str]:
     """Remove what `uid` left in a folder that every user may write to; what could not be removed, in words."""

@@ -216,6 +216,7 @@ def main() -> None:
     if forkable and options.problem:
         raise SystemExit("a fork server serves the problems it is given, not one --problem")
     problems = forkable or list(graded_with(options.problem))
+    seccomp.fresh_session_keyring()  # the grader's, inherited, is no place this process may reach
     stubbed = absent.install(problems, ORACLES)  # before torch: it imports some of them itself
     if forkable:
         control = socket.socket(fileno=os.dup(0))
@@ -225,6 +226,7 @@ def main() -> None:
         from grader.harness import forkserver
 
         gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
+        seccomp.install(server=True)  # its children inherit it and add the worker's
         options.problem = forkserver.serve(control, forkable, import_ahead)  # returns in a child, its worker
         start_worker(options, [], scenarios, forked=True)
     else:

@@ -12,6 +12,7 @@ no evidence (`test_honest_habits_are_no_evidence`).
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -562,6 +563,59 @@ def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
             return refused + [traced, kept_alive, ran == [1]]
     """)
     assert outcome == [True] * 7, outcome
+
+
+def test_kernel_state_that_outlives_a_process_and_signals_beyond_itself_are_refused(worker_tree):
+    """Keyrings, POSIX message queues, memfd, io_uring, userfaultfd (a channel to the next grading, memory that no
+    rlimit counts, kernel interfaces no solution needs) and signals or pidfds aimed at another process of the
+    uid (the fork server, another problem's worker): EPERM. Signals to the worker itself still work."""
+    from grader.harness import seccomp
+
+    if seccomp.unsupported():
+        pytest.skip(f"no seccomp filter here: {seccomp.unsupported()}")
+    numbers = seccomp.ARCHITECTURES[platform.machine()][2]
+    outcome, _ = call_attack(worker_tree, "flops", f"""
+        def attack():
+            import ctypes, os, signal, threading
+            libc = ctypes.CDLL(None, use_errno=True)
+            n = {numbers!r}
+
+            def refused(result):
+                return result == -1 and ctypes.get_errno() == 1
+
+            calls = {{
+                "add_key": lambda: libc.syscall(n["add_key"], b"user", b"ra-hostile-k", b"x", 1, -4),
+                "keyctl": lambda: libc.syscall(n["keyctl"], 0, -3, 1),
+                "request_key": lambda: libc.syscall(n["request_key"], b"user", b"ra-hostile-k", None, 0),
+                "mq_open": lambda: libc.mq_open(b"/ra-hostile-q", os.O_RDWR | os.O_CREAT, 0o600, None),
+                "memfd_create": lambda: libc.memfd_create(b"ra-hostile", 0),
+                "io_uring_setup": lambda: libc.syscall(n["io_uring_setup"], 8, ctypes.create_string_buffer(120)),
+                "userfaultfd": lambda: libc.syscall(n["userfaultfd"], 0),
+                "kill parent": lambda: libc.kill(os.getppid(), 0),
+                "kill group": lambda: libc.kill(0, 0),
+                "kill all": lambda: libc.kill(-1, 0),
+                "tkill": lambda: libc.syscall(n["tkill"], os.getppid(), 0),
+                "pidfd_open": lambda: libc.syscall(n["pidfd_open"], os.getppid(), 0),
+            }}
+            outcome = {{name: refused(call()) for name, call in calls.items()}}
+            os.kill(os.getpid(), 0)  # to itself: allowed
+            signal.pthread_kill(threading.main_thread().ident, 0)
+            outcome["itself"] = True
+            return outcome
+    """)
+    assert outcome == dict.fromkeys(outcome, True) and len(outcome) == 13, outcome
+
+
+def test_the_fork_servers_filter_refuses_kernel_state_and_allows_its_forks():
+    from grader.harness import seccomp
+
+    for machine in seccomp.ARCHITECTURES:
+        numbers = seccomp.ARCHITECTURES[machine][2]
+        server = {k for code, _, _, k in seccomp.program(machine) if code == seccomp.JEQ_K}
+        worker = {k for code, _, _, k in seccomp.program(machine, pid=7) if code == seccomp.JEQ_K}
+        assert {numbers[name] for name in seccomp.SHARED} <= server, machine
+        assert not {numbers[name] for name in ("fork", "clone", "kill", "prctl", "execve") if name in numbers} & server
+        assert {numbers[name] for name in (*seccomp.REFUSED, *seccomp.SIGNALS) if name in numbers} <= worker
 
 
 WORKER_STARTS = '''

@@ -7,6 +7,7 @@ are not allowed). A last test runs the grader as an ordinary user, as a student 
 """
 
 import csv
+import ctypes
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from grader import kept
-from grader.harness import sandbox
+from grader.harness import sandbox, seccomp
 from grader.registry import BY_ID
 from grader.scoring import not_started
 from grader.staff import answers_cache
@@ -95,7 +96,7 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
     (`scratch`, its TMPDIR: a sandbox's folder, or a file of the submissions' uids or an attack's), and the
     shared temporary folders (`tmp` for /tmp: a file of the submissions' uids or an attack's). Other gradings
     may run beside this one (the meta-tests run in parallel): their folders and uids are not this run's."""
-    uids = {sandbox.UID_BASE + k for k in range(JOBS)}  # the lowest free uids: those of a batch of JOBS
+    uids = set(sandbox.sandbox_uids())  # every uid a grading of this run may have taken
     found = []
     for folder in [str(scratch), str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
@@ -107,6 +108,7 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
                     (folder == str(scratch) and entry.name.startswith(sandbox.PREFIX)):
                 found.append(entry.path)
     found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
+    found += kernel_leftovers()
     # what the grader keeps (pickles it loads: grader/kept.py), as this machine's root has them
     for folder in (answers_cache.folder(), kept.folder("copycheck")):
         found += [str(p) for p in folder.glob("*") if MARK in p.name or MARK.encode() in p.read_bytes()]
@@ -222,10 +224,40 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
         "report": (out / "report.md").read_text() if (out / "report.md").exists() else "",
-        "alive": {k: [described(pid) for pid in sandbox.processes_of(sandbox.UID_BASE + k)] for k in range(JOBS)},
+        "alive": [described(pid) for pid in sandbox.processes_of(sandbox.sandbox_uids())],
         "leftovers": leftovers(scratch, view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
     }
+
+
+def kernel_leftovers() -> list[str]:
+    """What an attack left in the kernel rather than in a file (tests/meta/hostile/leave_kernel_state.py), looked
+    for as the next grading would, without its filter: a key in the session keyring every worker inherits, or
+    in the user or user-session keyring of a sandbox uid that has keys (/proc/key-users), searched by a child
+    that takes the uid; a POSIX message queue of the attack's name."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = seccomp.ARCHITECTURES[os.uname().machine][2]["keyctl"]
+
+    def search(keyring: int) -> bool:  # KEYCTL_SEARCH: the keyring and what it links
+        return libc.syscall(keyctl, 10, keyring, b"user", f"{MARK}-channel".encode(), 0) > 0
+
+    found = ["a key in the grader's session keyring"] if search(-3) else []
+    with_keys = [int(line.split(":")[0]) for line in Path("/proc/key-users").read_text().splitlines()]
+    for uid in set(with_keys) & set(sandbox.sandbox_uids()):
+        child = os.fork()
+        if child == 0:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os._exit(1 if search(-4) or search(-5) else 0)
+        if os.waitpid(child, 0)[1]:
+            found.append(f"a key in the keyrings of uid {uid}")
+    queue = libc.mq_open(f"/{MARK}-channel".encode(), os.O_RDONLY)
+    if queue >= 0:
+        os.close(queue)
+        libc.mq_unlink(f"/{MARK}-channel".encode())  # gone, so that the next run starts clean
+        found.append(f"the message queue /{MARK}-channel")
+    return found
 
 
 def described(pid: int) -> str:
@@ -330,7 +362,7 @@ class CorpusGraded:
         assert len(rerun) >= len(CASES) // 2, f"only {rerun} ran again"
 
     def test_nothing_of_the_run_is_alive_or_left_behind(self, corpus):
-        assert not any(corpus["alive"].values()), f"processes of the sandbox outlived the batch: {corpus['alive']}"
+        assert not corpus["alive"], f"processes of the sandbox outlived the batch: {corpus['alive']}"
         assert not corpus["leftovers"], f"files left behind: {corpus['leftovers'][:20]}"
 
     def test_the_official_tree_and_the_environment_are_unchanged(self, corpus):
@@ -393,6 +425,21 @@ def test_an_honest_solution_with_unusual_habits_is_graded_in_full_and_not_flagge
     assert results["score"] == BY_ID["adamw"].points, told
     assert not results["extra_data"].get("review"), results["extra_data"]["review"]
     assert returncode == 0, told
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_nothing_one_grading_leaves_reaches_the_next(view, mode):
+    """Two gradings of leave_kernel_state in a row on this machine (the second would answer through whatever the
+    first left in the kernel): neither earns a point, and nothing of either is left to find."""
+    def fill(folder: Path) -> None:
+        folder.mkdir()
+        (folder / "flops.py").write_text(case_source("leave_kernel_state", "127.0.0.1:9"))
+
+    for grading in ("first", "second"):
+        text, told, _ = grade_in(view, mode, fill, ["flops"])  # flagged for review (ctypes): exit 4
+        assert json.loads(text)["score"] == 0, f"the {grading} grading earned points: {told}"
+    assert not kernel_leftovers()
 
 
 # -- the fork server (grader/harness/forkserver.py) -------------------------------------------------------
@@ -521,7 +568,7 @@ def test_the_shared_world_keeps_every_oracle_of_its_problems_out(view, mode):
 
 # -- an ordinary user grading their own work ------------------------------------------------------------
 
-ORDINARY_UID = sandbox.UID_BASE + 100
+ORDINARY_UID = sandbox.UID_BASE + sandbox.UID_RANGE + 100  # no grading's uid
 
 
 @pytest.fixture(scope="module")
