@@ -415,6 +415,12 @@ EXTRA_MARKERS = {
 PROFILER_SWITCHES = tuple(f"torch._C._autograd.{name}" for name in (
     "_disable_profiler_legacy", "_enable_profiler_legacy", "_disable_profiler", "_enable_profiler",
     "_prepare_profiler", "_enable_record_function"))
+# torch's other FLOP counter: the profiler computes 2*m*k*n for the matmul family in C++ when asked
+# (`with_flops=True`), kineto's and the legacy one alike. The functions that turn either on are taken out of the
+# flops world (grader/harness/absent.py `disable_functions`, TAKEN_OUT): no profiler runs there.
+PROFILER_FLOPS = tuple(f"torch._C._autograd.{name}" for name in (
+    "_enable_profiler", "_prepare_profiler", "_enable_profiler_legacy"))
+
 # The scenarios that read that record: the only requests in which the switches can blind an audit (each turns the
 # record on as it starts, whatever was switched before), so the only ones in which the guard's tripwire watches
 # them (grader/harness/guard.py). tests/meta/test_guard.py checks that every scenario reading the record is here.
@@ -430,10 +436,15 @@ ORACLES: dict[str, tuple[str, ...]] = {
     "tensors": PROFILER_SWITCHES,
     "precision": PROFILER_SWITCHES,
     "mini_einops": ("einops",),
-    "flops": ("torch.utils.flop_counter",),
+    "flops": ("torch.utils.flop_counter", *PROFILER_FLOPS),
     "adamw": ("torch.optim.adam", "torch.optim.adamw", "torch._fused_adamw_", "torch._fused_adam_"),
     "activation_checkpointing": ("torch.utils.checkpoint",),
 }
+
+# The compiled functions of torch's extension among a problem's oracles that its world must not hold at all:
+# replaced in every namespace (grader/harness/absent.py `disable_functions`). The profiler's switches of tensors
+# and precision are not among them: their audits need the profiler, which the guard watches instead.
+TAKEN_OUT: dict[str, tuple[str, ...]] = {"flops": PROFILER_FLOPS}
 
 # Problems graded in one world: their workers are forked from one fork server (grader/harness/forkserver.py),
 # whose torch has the oracles of all of them absent, so each is graded with all three absent (the handout says

@@ -9,7 +9,9 @@ and of its submodules, with a stub: torch imports some of them itself (`torch.op
 `adamw`), so the stub has every name torch asks for, and each is a placeholder that raises `OracleAbsent`,
 naming the oracle and its problem, when called, instantiated or subclassed and instantiated. A compiled
 kernel of an oracle (torch's fused Adam) is taken out of torch's namespace and its CPU kernel replaced in
-torch's dispatcher by one that raises the same error (`disable_kernels`).
+torch's dispatcher by one that raises the same error (`disable_kernels`). A compiled function of torch's
+extension (the profiler's switches that turn on its FLOP count) is replaced by such a placeholder in every
+namespace that holds it, so that no object is left to call it (`disable_functions`).
 """
 
 import importlib.abc
@@ -158,6 +160,37 @@ def _hold_unreachably(library) -> None:
         finalizer.detach()
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(library.m))
     library.m = None
+
+
+COMPILED = "torch._C."  # the compiled modules of torch's extension, whose functions `disable_functions` takes out
+
+
+def disable_functions(problems: list[str], taken_out: dict[str, tuple[str, ...]]) -> list[str]:
+    """After torch is imported: each compiled function that `taken_out` (grader/registry.py TAKEN_OUT) names for
+    one of `problems`, of a module of torch's extension ("torch._C._autograd._enable_profiler"), is replaced by
+    a placeholder that raises `OracleAbsent`, in its module and in every module that imported it by name, so that
+    nothing holds the function any more (the garbage collector tracks no builtin that nothing references: `gc`
+    cannot find it either), and a module imported later gets the placeholder. Returns the functions taken out;
+    they go into REFUSED."""
+    import torch  # noqa: F401
+
+    done = []
+    for problem, name in ((p, name) for p in problems for name in taken_out.get(p, ())):
+        owner, _, attribute = name.rpartition(".")
+        if not owner.startswith(COMPILED) or (module := sys.modules.get(owner)) is None:
+            continue
+        original = getattr(module, attribute, None)
+        if original is None:
+            continue
+        placeholder = _placeholder(owner, attribute, problem, tuple(problems))
+        for holder in list(sys.modules.values()):
+            namespace = getattr(holder, "__dict__", {})
+            for key in [key for key, value in list(namespace.items()) if value is original]:
+                namespace[key] = placeholder
+        del original
+        done.append(name)
+        REFUSED.add(name)
+    return done
 
 
 # The dispatch keys where a kernel of torch's namespace is replaced: every backend a grading machine has (CUDA on a

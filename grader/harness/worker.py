@@ -25,7 +25,7 @@ from pathlib import Path
 
 from grader.harness import seccomp
 from grader.harness.typecheck import install_shape_checks, is_type_check_error
-from grader.registry import IMPORTED_AHEAD, ORACLES, graded_with
+from grader.registry import IMPORTED_AHEAD, ORACLES, TAKEN_OUT, graded_with
 
 SCENARIO_PREFIX = "tests.scenarios."
 
@@ -162,15 +162,17 @@ PLOTTING_PROBLEMS = ("roofline",)  # whose code draws with matplotlib
 
 def import_torch(problems: list[str], stubbed: list[str], ahead: bool = True) -> None:
     """Import torch, before any limit and before the code under test, for a worker of `problems` whose oracles'
-    modules `stubbed` are stubs: their kernels refused, torch's compiler front end a stand-in (front_end.py), the
-    modules torch would import later imported ahead where one of them needs them (unless not `ahead`: a fork
-    server's, `import_ahead`), and the stubs made now, before the guard (made while a request ran, the stub's own
-    code, the names torch asks of it, would be seen by the tripwire as a run of the oracle)."""
+    modules `stubbed` are stubs: their kernels refused, their compiled functions taken out, torch's compiler front
+    end a stand-in (front_end.py), the modules torch would import later imported ahead where one of them needs
+    them (unless not `ahead`: a fork server's, `import_ahead`), and the stubs made now, before the guard (made
+    while a request ran, the stub's own code, the names torch asks of it, would be seen by the tripwire as a run
+    of the oracle)."""
     import torch  # noqa: F401
 
     from grader.harness import absent, front_end
 
     absent.disable_kernels(problems, ORACLES)
+    absent.disable_functions(problems, TAKEN_OUT)
     front_end.install()
     for problem in problems if ahead else ():
         import_ahead(problem)

@@ -460,6 +460,23 @@ def test_the_tripwire_watches_only_the_oracle_files_the_worker_can_still_load(tm
     assert watched == "['torch._fused_adam_', 'torch._fused_adamw_'] 0 1", watched
 
 
+def test_the_profilers_switches_are_taken_out_of_every_namespace_and_nothing_holds_them():
+    """absent.disable_functions: the profiler's FLOP count cannot be turned on from any module, and no object is
+    left that is the compiled function (the garbage collector's objects searched by name)."""
+    found = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import gc, sys, torch, torch.profiler
+        from grader.harness import absent
+        from grader.registry import PROFILER_FLOPS, TAKEN_OUT
+        absent.disable_functions(["flops"], TAKEN_OUT)
+        names = {name.rpartition(".")[2] for name in PROFILER_FLOPS}
+        held = [(m, k) for m, module in list(sys.modules.items()) for k, v in list(vars(module).items())
+                if type(v).__name__ == "builtin_function_or_method" and v.__name__ in names]
+        left = [o for o in gc.get_objects() if type(o).__name__ == "builtin_function_or_method" and o.__name__ in names]
+        print(held, left, sorted(absent.REFUSED & set(PROFILER_FLOPS)) == sorted(PROFILER_FLOPS))
+    """)], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    assert found == "[] [] True", found
+
+
 # Each of the oracles of the shared world (grader/registry.py SHARED_WORLD), used: absent from the workers of its
 # problems, whose fork server has them all absent, and there for every other problem's code.
 USE_THE_SHARED_ORACLES = """
@@ -471,6 +488,9 @@ USE_THE_SHARED_ORACLES = """
             "checkpoint": lambda: __import__("torch.utils.checkpoint", fromlist=["x"]).checkpoint(
                 torch.sin, torch.ones(1, requires_grad=True), use_reentrant=False),
             "FlopCounterMode": lambda: __import__("torch.utils.flop_counter", fromlist=["x"]).FlopCounterMode(),
+            "profiler's FLOPs": lambda: torch.profiler.profile(with_flops=True).__enter__(),
+            "legacy profiler's FLOPs": lambda: torch.autograd.profiler.profile(with_flops=True,
+                                                                              use_kineto=False).__enter__(),
         }
         found = {}
         for name, use in uses.items():
@@ -488,7 +508,8 @@ USE_THE_SHARED_ORACLES = """
 def test_the_shared_worlds_oracles_are_absent_from_its_problems_alone(worker_tree, problem, forking):
     # forking off: the worker a problem gets where its fork server failed has its world's oracles absent too
     outcome, _ = call_attack(worker_tree, problem, USE_THE_SHARED_ORACLES, forking)
-    assert set(outcome) == {"AdamW", "Adam", "checkpoint", "FlopCounterMode"}, outcome
+    assert set(outcome) == {"AdamW", "Adam", "checkpoint", "FlopCounterMode", "profiler's FLOPs",
+                            "legacy profiler's FLOPs"}, outcome
     world = f"absent while any of {', '.join(sorted(SHARED_WORLD))} is graded"
     for name, got in outcome.items():
         if problem in SHARED_WORLD:  # named, with the world it is absent from
