@@ -6,6 +6,10 @@ grade instead seeds every generated test from a keyed hash of the submission's m
 secret: the same submission always gets the same inputs (and the same score), a different submission
 different ones, and no one without the secret can know them in advance.
 
+The hash reads each module as Python reads it (`behaviour`): its tokens without comments, blank lines, line
+continuations or the width of its indentation. A resubmission changes the inputs only where it changes the code:
+respacing or commenting a module until a draw misses a slip gets the same inputs every time.
+
 The secret is the content of a file (`--secret-file`, or the file named by RA_GRADING_SECRET_FILE) or the
 value of RA_GRADING_SECRET. It is never in the student release, and never reaches the test process or the
 code under test: they get only the seed.
@@ -13,7 +17,9 @@ code under test: they get only the seed.
 
 import hashlib
 import hmac
+import io
 import os
+import tokenize
 from pathlib import Path
 
 SECRET_ENV, SECRET_FILE_ENV = "RA_GRADING_SECRET", "RA_GRADING_SECRET_FILE"
@@ -49,12 +55,28 @@ def course_secret(secret_file: Path | None = None) -> bytes:
 
 
 def grading_seed(secret: bytes, modules: dict[str, bytes]) -> int:
-    """A 64-bit seed from the secret and the graded modules (name -> content)."""
+    """A 64-bit seed from the secret and the graded modules (name -> content), each read as `behaviour`."""
     mac = hmac.new(secret, b"resource-accounting grading seed", hashlib.sha256)
     for name in sorted(modules):
-        content = modules[name]
+        content = behaviour(modules[name])
         mac.update(f"\0{name}\0{len(content)}\0".encode() + content)
     return int.from_bytes(mac.digest()[:8], "big")
+
+
+LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}  # tokens that change nothing a program does
+STRUCTURE = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}  # their text is layout
+
+
+def behaviour(source: bytes) -> bytes:
+    """What of a module's source can change what it does: its tokens, less comments and blank lines, each
+    statement's end and each indentation step kept as a mark without its spacing. A source that does not
+    tokenize is taken as it is."""
+    try:
+        tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):  # IndentationError included
+        return source
+    kept = [tokenize.tok_name[t.type] if t.type in STRUCTURE else t.string for t in tokens if t.type not in LAYOUT]
+    return "\0".join(kept).encode("utf-8", "surrogatepass")
 
 
 def pin_hypothesis_constants() -> None:

@@ -66,7 +66,11 @@ def test_the_seed_follows_the_secret_and_the_content():
     seed = grading_seed(b"a" * 32, modules)
     assert seed == grading_seed(b"a" * 32, dict(modules)), "the same submission, the same seed"
     assert seed != grading_seed(b"b" * 32, modules), "another secret, another seed"
-    assert seed != grading_seed(b"a" * 32, {**modules, "flops": b"def f(): ... "}), "another submission, another seed"
+    assert seed != grading_seed(b"a" * 32, {**modules, "flops": b"def f(): return 1"}), "other code, another seed"
+    # comments, blank lines, spacing and continuations change nothing the code does: resubmitting a module
+    # respaced or commented until a draw misses a slip gets the same inputs every time
+    respaced = b"# the same code\n\ndef f( ) : \\\n    ...  # a comment\n"
+    assert seed == grading_seed(b"a" * 32, {**modules, "flops": respaced}), "layout alone changed the seed"
     assert seed != grading_seed(b"a" * 32, {"flops": b"def f(): ...m", "memory": b""}), "file boundaries count"
 
 
