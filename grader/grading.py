@@ -190,17 +190,22 @@ def _ran(found: dict | None) -> dict | None:
 
 
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
+# kept from the fingerprints' share of the time limit for what follows them: their sandbox's teardown (which waits
+# up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time
+TEARDOWN_SECONDS = 15.0
 
 
 def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
                  limits: Limits, start: float) -> dict:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
-    of its time limit (at most limits.fingerprint_seconds; none where less than FINGERPRINT_MIN_SECONDS is
-    left); those it passed count as agreeing."""
+    of its time limit less TEARDOWN_SECONDS (at most limits.fingerprint_seconds; none where less than
+    FINGERPRINT_MIN_SECONDS is left), every wait on their workers ending there; those it passed count as
+    agreeing."""
     started = [p for p in scores if p.id not in untouched]
     failed = [p.id for p in started if not all(t.passed for t in p.tests)]
     passed = [p.id for p in started if p.id not in failed]
-    seconds = min(limits.fingerprint_seconds, limits.submission_seconds - (time.monotonic() - start))
+    seconds = min(limits.fingerprint_seconds,
+                  limits.submission_seconds - (time.monotonic() - start) - TEARDOWN_SECONDS)
     if seconds < FINGERPRINT_MIN_SECONDS:  # the catalogue's answers alone take longer: the limit would be passed
         failed = []
     return fingerprints(submission, failed, passed, seconds)

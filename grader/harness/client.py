@@ -66,13 +66,14 @@ class _Limit:
     wall-clock time, whichever runs out first. The CPU time counts from the clock's last reading (the end of the
     request before, or the worker's start), so what the worker used between two requests counts against the next.
     The clock is read in full only when a wait has lasted as long as the tree could have used its CPU time on
-    every core, so a call that returns at once costs one quick reading."""
+    every core, so a call that returns at once costs one quick reading. No wait goes past `deadline` (a time of
+    time.monotonic(), the whole grading's, where the worker has one)."""
 
-    def __init__(self, clock: CpuClock | None, cpu: float, wall: float):
+    def __init__(self, clock: CpuClock | None, cpu: float, wall: float, deadline: float | None = None):
         self.clock, self.cpu_limit = clock, cpu
         self.cpu_start = clock.highest if clock else 0.0
         now = time.monotonic()
-        self.wall_deadline = now + wall
+        self.wall_deadline = now + wall if deadline is None else min(now + wall, deadline)
         self.next_check = now + self._slice(cpu)
 
     def cpu_used(self, full: bool = False) -> float:
@@ -134,8 +135,10 @@ def rebuild_exception(error: dict) -> Exception:
 
 class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
-                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0):
+                 memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0,
+                 deadline: float | None = None):
         self.package, self.root = package, root
+        self.deadline = deadline  # time.monotonic() past which nothing waits on the worker or its fork server
         self.sandbox = sandbox  # a grader.harness.sandbox.Spec: the worker starts inside it
         self.call_timeout, self.start_timeout = call_timeout, start_timeout
         self.test_cpu_seconds = test_cpu_seconds  # all the calls of one test together (0: no limit)
@@ -186,7 +189,8 @@ class Worker:
             return None
         try:
             if self.fork_server is None:
-                self.fork_server = ForkServer(lambda control: self._spawn(group, control, subprocess.DEVNULL), group)
+                self.fork_server = ForkServer(lambda control: self._spawn(group, control, subprocess.DEVNULL), group,
+                                              self.deadline)
                 self.fork_server.ready(self.start_timeout)
             if self.sandbox:
                 self.sandbox.show(group)
@@ -214,7 +218,7 @@ class Worker:
             self.clock.close()
         self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
-        limit = _Limit(None, 0, self.start_timeout)  # the official code's imports: not the submission's time
+        limit = _Limit(None, 0, self.start_timeout, self.deadline)  # the official imports: not the submission's time
         forked = isinstance(self.process, ForkedProcess)
         try:
             message = self._receive(limit, what="the worker to start")
@@ -370,7 +374,7 @@ class Worker:
             # killed between two requests: by the memory limit, while a thread of the code under test ran, say
             raise self._died(code, f"was gone before {what}") from None
         cpu = min(self.call_timeout, test_left)
-        limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout)
+        limit = _Limit(self.clock, cpu, WALL_FACTOR * self.call_timeout, self.deadline)
         try:
             while True:
                 reply = self._receive(limit, what, self._requests)

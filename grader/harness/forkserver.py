@@ -30,6 +30,7 @@ import os
 import select
 import signal
 import socket
+import time
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
@@ -157,10 +158,11 @@ class ForkedProcess:
 
 class ForkServer:
     """The test process's handle on one fork server for `problems`: made with a function that starts the
-    server's process, its stdin being the given socket; then `fork(problem)` for each of their workers."""
+    server's process, its stdin being the given socket; then `fork(problem)` for each of their workers. No wait
+    for a reply goes past `deadline` (a time of time.monotonic(): the grading's, where it has one)."""
 
-    def __init__(self, start_process, problems: list[str]):
-        self.problems = problems
+    def __init__(self, start_process, problems: list[str], deadline: float | None = None):
+        self.problems, self.deadline = problems, deadline
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = start_process(theirs)
@@ -176,6 +178,8 @@ class ForkServer:
             raise ServerGone(f"the fork server did not start: {reply}")
 
     def _reply(self, seconds: float = REPLY_SECONDS) -> dict:
+        if self.deadline is not None:
+            seconds = max(0.0, min(seconds, self.deadline - time.monotonic()))
         if not select.select([self.control], [], [], seconds)[0]:
             raise ServerGone("the fork server did not answer")
         try:

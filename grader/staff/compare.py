@@ -482,9 +482,10 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
     """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
     output and the class report): its functions of `problems` run as `compare` runs them (the seam's worker,
     in the sandbox of `layers`, each call within `call_seconds` and the worker within `memory_mb`), all of
-    it within `seconds`, each function until no mistake can match it; those of `agreed` (problems whose
-    every test passed) are not run and count as agreeing with the reference. Problems the comparer has no
-    inputs for are left out. Never raises: what went wrong is in its `error`."""
+    it within `seconds` (no call starts after, no wait on the worker goes past), each function until no
+    mistake can match it; those of `agreed` (problems whose every test passed) are not run and count as
+    agreeing with the reference. Problems the comparer has no inputs for are left out. Never raises: what went
+    wrong is in its `error`."""
     import time
     import traceback
 
@@ -505,7 +506,8 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
                 from grader.harness.client import IsolatedPackage
 
                 package = IsolatedPackage("assignment", workspace.root, call_timeout=call_seconds,
-                                          memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()))
+                                          memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()),
+                                          deadline=start + seconds)  # every wait, a call's or a fork's, ends there
                 limited = _Deadline(package, seconds)
                 try:
                     report = comparer.compare(limited, run, until_unmatched=True)

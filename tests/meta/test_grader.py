@@ -187,6 +187,38 @@ def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_li
     assert asked[1][:2] == ([], ["memory"]), "10 s left: too little to fingerprint"
 
 
+SLEEPING_FLOPS = """
+import time as _time
+
+
+def _sleep(*args, **kwargs):
+    _time.sleep(10**6)
+
+
+for _name in __all__:
+    if _name != "FlopCounter":
+        globals()[_name] = _sleep
+"""
+
+
+def test_the_fingerprints_end_at_their_deadline_whatever_a_call_does(tmp_path):
+    """Every wait of the fingerprint pass ends at its deadline: a call that sleeps, started just before it, used
+    to run on to its wall-clock backstop (three times the call's limit), and results.json came that much later."""
+    from grader.staff import compare
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "flops.py").write_text(reference_source() + SLEEPING_FLOPS)
+    comparer = compare.class_comparer(["flops"])  # the catalogue's answers first: not the submission's time
+    layers = sandbox.detect("auto")
+    started = time.monotonic()
+    found = compare.fingerprint(comparer, folder, layers, problems=["flops"], call_seconds=10, memory_mb=3072,
+                                seconds=6)
+    took = time.monotonic() - started
+    assert found.timed_out and not found.error, found
+    assert took < 6 + 12, f"the fingerprints took {took:.1f} s of their 6 (a sandbox's teardown may take 10 more)"
+
+
 def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path):
     for name in ("json", "torch", "hypothesis"):  # the grader's process imports these
         (tmp_path / f"{name}.py").write_text(f"raise SystemExit('the submission folder shadowed {name}')\n")
