@@ -30,7 +30,7 @@ NOT_IMPLEMENTED_HEADER = "Not implemented yet (the stub raised NotImplementedErr
 NOT_STARTED = "{problem}: not started, every function raises NotImplementedError ({tests})"
 FAILURES_HEADER = "Failures (expected is the oracle's or the reference's answer; got is yours):"
 FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
-PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until '{requires}' passes)"
+PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until {awaited})"
 PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
-                 "earned once '{requires}' passes.")
+                 "earned once {awaited}.")
 MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

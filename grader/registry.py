@@ -40,14 +40,19 @@ class Behaviour:
     tests check, for the handout), `tests` (the names of the test functions in the problem's test file).
 
     `requires`: for a behaviour whose tests check only a property (a bound, a trend, "raises on bad input"),
-    which nonsense can pass, the name of the behaviour of the same problem that pins the same function's
-    exact values: its points are earned only when that one passes in full (grader/scoring.py)."""
+    which nonsense can pass, the names of the behaviours of the same problem that pin the exact values of every
+    function its tests call (one name, or a tuple): its points are earned only when those pass in full
+    (grader/scoring.py)."""
 
     name: str
     checks: str
     points: float
     tests: tuple[str, ...]
-    requires: str = ""
+    requires: tuple[str, ...] | str = ()
+
+    def __post_init__(self):
+        if isinstance(self.requires, str):
+            object.__setattr__(self, "requires", (self.requires,) if self.requires else ())
 
 
 PROBLEMS: tuple[Problem, ...] = (
@@ -186,7 +191,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
            "test_training_days_scales_as_compute_over_throughput", "test_mfu_is_achieved_over_peak")),
         B("attention share grows with the context", "a property only: the share grows with seq and the exact "
           "step outgrows 6ND", 0.25, ("test_attention_share_grows_with_context_and_six_n_d_falls_behind",),
-          requires="attention FLOPs"),
+          requires=("attention FLOPs", "training-step FLOPs", "transformer_param_count")),
         B("differential: counting functions", "the counting functions against the reference", 0.5,
           ("test_differential_counting_functions",)),
     ),
@@ -396,10 +401,10 @@ for _problem in PROBLEMS:
     assert len({b.name for b in _problem.behaviours}) == len(_weights), f"{_problem.id}: two behaviours, one name"
     _names = {b.name: b for b in _problem.behaviours}
     for _b in _problem.behaviours:
-        _required = _names.get(_b.requires)
-        assert not _b.requires or (_required not in (None, _b) and not _required.requires
-                                   and not _required.name.startswith("differential")), (
-            f"{_problem.id}: {_b.name} requires {_b.requires!r}: no such ungated, local behaviour")
+        for _name in _b.requires:
+            _required = _names.get(_name)
+            assert _required not in (None, _b) and not _required.requires and not _name.startswith("differential"), (
+                f"{_problem.id}: {_b.name} requires {_name!r}: no such ungated, local behaviour")
 
 # Markers that are not problems. `gpu`: needs a Hopper GPU, worth no points by default.
 EXTRA_MARKERS = {
@@ -473,12 +478,19 @@ def graded_with(problem: str | None) -> tuple[str, ...]:
 assert sum(p.points for p in PROBLEMS) == 100
 
 
+def awaited(names: tuple[str, ...], mark: str = "'") -> str:
+    """The behaviours a property waits for, in words: "'a' passes", "'a' and 'b' pass", "'a', 'b' and 'c' pass"."""
+    quoted = [f"{mark}{name}{mark}" for name in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return listed + (" passes" if len(quoted) == 1 else " pass")
+
+
 def weight_table(problem: Problem) -> str:
     """The problem's weight table, as the handout shows it (a meta-test compares the two)."""
     rows = ["| behaviour | what it checks | tests | points |", "| --- | --- | --- | ---: |"]
     for b in problem.behaviours:
         tests = ", ".join(f"`{t}`" for t in b.tests)
-        checks = f"{b.checks}; earned only when *{b.requires}* passes" if b.requires else b.checks
+        checks = f"{b.checks}; earned only when {awaited(b.requires, '*')}" if b.requires else b.checks
         rows.append(f"| {b.name} | {checks} | {tests} | {b.points:g} |")
     rows.append(f"| **total** | | | **{problem.points}** |")
     return "\n".join(rows)

@@ -51,8 +51,13 @@ class BehaviourScore:
     name: str
     points: float  # its weight in this run (scaled when some behaviours of the problem did not run)
     tests: list[TestScore] = field(default_factory=list)
-    requires: str = ""  # the behaviour whose full pass its points wait for (a property alone earns nothing)
+    requires: tuple[str, ...] = ()  # the behaviours whose full pass its points wait for (a property earns nothing)
     withheld: bool = False  # `requires` did not pass: its points are not earned, whatever its tests did
+
+    def __post_init__(self):
+        if isinstance(self.requires, str):  # a grading.json of a grader from before several could be named
+            self.requires = (self.requires,) if self.requires else ()
+        self.requires = tuple(self.requires)
 
     @property
     def score(self) -> float:
@@ -162,12 +167,12 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
     return scores
 
 
-def _withhold(result: ProblemScore, requires: dict[str, str]) -> None:
-    """A behaviour that checks only a property earns nothing unless the behaviour it requires (the exact
-    values of the same function) passed in full; one that did not run has not passed."""
+def _withhold(result: ProblemScore, requires: dict[str, tuple[str, ...]]) -> None:
+    """A behaviour that checks only a property earns nothing unless every behaviour it requires (the exact
+    values of the functions it calls) passed in full; one that did not run has not passed."""
     passed = {b.name for b in result.behaviours if b.passed}
     for b in result.behaviours:
-        b.withheld = b.name in requires and requires[b.name] not in passed
+        b.withheld = b.name in requires and not set(requires[b.name]) <= passed
 
 
 def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
@@ -302,7 +307,7 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
         for b in p.behaviours if p.id not in one_line else ():
             rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{_score(b.score, b.points)}  {b.tests_passed}/{len(b.tests)}")
             if b.withheld and b.tests_passed:
-                rows.append("        " + messages.PROPERTY_NOT_EARNED.format(requires=b.requires))
+                rows.append("        " + messages.PROPERTY_NOT_EARNED.format(awaited=registry.awaited(b.requires)))
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += [rule, f"{'total':<{NAME_WIDTH}}{_score(total, out_of)}"]
     failed = [t for p in scores if p.id not in missing and p.id not in broken for t in p.tests if not t.passed]
@@ -365,7 +370,7 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
                     else messages.NOT_UPLOADED.format(module=module))
         return "\n".join(rows)
     if b.withheld and b.tests_passed:
-        rows.append(messages.PROPERTY_ONLY.format(requires=b.requires))
+        rows.append(messages.PROPERTY_ONLY.format(awaited=registry.awaited(b.requires)))
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:

@@ -11,7 +11,7 @@ import pytest
 
 from grader.matches import Matches
 from grader.messages import KNOWN_MISTAKES
-from grader.registry import BY_ID, PROBLEMS
+from grader.registry import BY_ID, PROBLEMS, awaited
 from grader.runner import RunResult
 from grader.scoring import UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
@@ -53,7 +53,7 @@ def test_a_full_run_gives_each_behaviour_its_weight_and_the_problem_its_points()
 def test_parametrized_items_share_their_functions_points_and_functions_their_behaviours():
     flops = BY_ID["flops"]
     core = next(b for b in flops.behaviours  # two test functions, and no behaviour waits for it
-                if len(b.tests) == 2 and not any(other.requires == b.name for other in flops.behaviours))
+                if len(b.tests) == 2 and not any(b.name in other.requires for other in flops.behaviours))
     items = {**every_function("flops"), core.tests[0]: 4}
     failing = {f"tests/test_flops.py::{core.tests[0]}[0]"}
     scores = score_run(run_of("flops", items, failing))
@@ -111,17 +111,17 @@ def test_results_json_has_one_valid_gradescope_test_per_behaviour():
 
 def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_passes():
     for problem in PROBLEMS:
-        for gated in (b for b in problem.behaviours if b.requires):
-            required = next(b for b in problem.behaviours if b.name == gated.requires)
+        for gated, name in ((b, name) for b in problem.behaviours for name in b.requires):
+            required = next(b for b in problem.behaviours if b.name == name)  # each of them alone failing
             failing = {f"tests/test_{problem.id}.py::{f}" for f in required.tests[:1]}
             scores = score_run(run_of(problem.id, every_function(problem.id), failing))
             got = behaviour(scores, gated.name)
             assert got.withheld and got.score == 0 and not got.passed and got.tests_passed == len(got.tests)
-            withheld = sum(b.points for b in problem.behaviours if b.requires == required.name)
+            withheld = sum(b.points for b in problem.behaviours if required.name in b.requires)
             assert math.isclose(scores[0].score, problem.points - withheld - required.points / len(required.tests))
             assert "earned once" in results_json(scores, seconds=1.0, output="")["tests"][
                 scores[0].behaviours.index(got)]["output"]
-            assert f"until '{required.name}' passes" in table(scores, [])
+            assert f"until {awaited(gated.requires)}" in table(scores, []) and f"'{name}'" in table(scores, [])
             [whole] = score_run(run_of(problem.id, every_function(problem.id)))
             assert not behaviour([whole], gated.name).withheld
 
