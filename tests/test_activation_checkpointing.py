@@ -84,7 +84,7 @@ GRAD_HINT = ("save the tensor arguments, recompute fn with torch.enable_grad() o
 @given(spec=checkpoint_specs())
 def test_checkpoint_matches_plain_backward(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, scenarios.plain_checkpoint(spec), spec, what=f"checkpoint(block, ...) on {spec}",
+    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"checkpoint(block, ...) on {spec}",
                     source="the same block without checkpointing", hint=GRAD_HINT, rng=True)
 
 
@@ -106,7 +106,7 @@ def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl,
     spec = dict(spec, x_requires_grad=False, shift=None if spec["shift"] is None else False,
                 dropout=0.5 if dropout else 0.0)
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, scenarios.plain_checkpoint(spec), spec,
+    expect_same_run(got, oracles.plain_checkpoint(spec), spec,
                     what=f"checkpoint(block, x, ...) with no argument requiring grad, on {spec}",
                     source="the same block without checkpointing: the weights inside still get gradients",
                     hint="an autograd.Function whose inputs do not require grad never runs its backward: pass "
@@ -151,7 +151,7 @@ def expected_segments(layers: int, segments: int | None) -> list[int]:
 def test_checkpoint_sequential_matches_plain_backward(impl, case):
     spec, segments = case
     got = impl.run(scenarios.run_sequential, spec, segments)
-    expect_same_run(got, scenarios.plain_sequential(spec), spec,
+    expect_same_run(got, oracles.plain_sequential(spec), spec,
                     what=f"checkpoint_sequential(<{spec['layers']} layers>, x, {segments}) on {spec}",
                     source="the layers run one after the other", hint=GRAD_HINT, rng=True)
 
@@ -211,7 +211,7 @@ def test_checkpoint_memory_matches_measured_bytes(impl, case):
     spec, segments = case
     act = activation_bytes(spec)
     measured = impl.run(scenarios.run_sequential, spec, segments)
-    plain = scenarios.plain_sequential(spec)
+    plain = oracles.plain_sequential(spec)
     got = impl.run(scenarios.analytic, [["checkpoint_memory", spec["layers"], segments, act],
                                         ["checkpoint_memory", spec["layers"], None, act]])
     # Two oracles: the model's formula with torch.tensor_split's sizes, and what saved_tensors_hooks measured
@@ -234,7 +234,7 @@ def test_checkpoint_memory_falls_from_linear_to_square_root(impl):
             "x_requires_grad": True, "shift": None, "scale": 1.0}
     act = activation_bytes(spec)
     measured = impl.run(scenarios.run_sequential, spec, None)
-    plain = scenarios.plain_sequential(spec)
+    plain = oracles.plain_sequential(spec)
     expect_int(plain["forward_bytes"], 16 * act, what="plain forward of 16 layers", source="one activation a layer")
     peak = measured["forward_bytes"] + max(measured["recompute_bytes"], default=0)
     expect_int(peak, 8 * act, what="checkpoint_sequential(<16 layers>, x): forward bytes + largest recomputation",
@@ -250,9 +250,9 @@ def test_recompute_flops_matches_counted_forward_calls(impl, case, flops):
     spec, segments = case
     L = spec["layers"]
     measured = impl.run(scenarios.run_sequential, spec, segments)
-    expected = {"store_all": len(scenarios.plain_sequential(spec)["backward_calls"]) * flops,
+    expected = {"store_all": len(oracles.plain_sequential(spec)["backward_calls"]) * flops,
                 "checkpoint": len(measured["backward_calls"]) * flops,
-                "store_none": scenarios.store_none_backward_calls(spec) * flops}
+                "store_none": oracles.store_none_backward_calls(spec) * flops}
     assert expected["checkpoint"] == L * flops, (
         f"checkpoint_sequential(<{L} layers>, x, {segments}) recomputed {measured['backward_calls']} in backward; "
         "every layer should run exactly once more")

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 from assignment.given import HARDWARE, Measurement
+from tests import oracles
 from tests.checks import call_text, expect_equal, expect_int
 from tests.common.benchmarking import ABS, REL
 from tests.documented import cases, expect_documented_error
@@ -95,7 +96,7 @@ def test_summarize_rejects_no_times(impl):
 @given(spec=benchmark_specs())
 def test_benchmark_calls_in_order(impl, spec):
     got = impl.run(scenarios.run_benchmark, spec)
-    expected = scenarios.expected_benchmark(spec)
+    expected = oracles.expected_benchmark(spec)
     expect_equal(got["events"], expected["events"],
                  what=f"the calls benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync, clock) made",
                  source="warm-up fn calls, then per trial sync, clock, fn, sync, clock", hint=ORDER_HINT)
@@ -104,7 +105,7 @@ def test_benchmark_calls_in_order(impl, spec):
 @given(spec=benchmark_specs())
 def test_benchmark_times_the_work_of_each_trial(impl, spec):
     got = impl.run(scenarios.run_benchmark, spec)
-    expected = scenarios.expected_benchmark(spec)
+    expected = oracles.expected_benchmark(spec)
     expect_timing(got["timing"], expected, f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}) on a "
                   f"simulated device whose calls take {spec['durations']} s")
 
@@ -112,7 +113,7 @@ def test_benchmark_times_the_work_of_each_trial(impl, spec):
 @given(spec=benchmark_specs())
 def test_benchmark_default_sync_on_cuda_is_cuda_synchronize(impl, spec):
     got = impl.run(scenarios.run_benchmark_default_sync, spec, True)
-    expected = scenarios.expected_benchmark(spec)
+    expected = oracles.expected_benchmark(spec)
     expect_equal(got["events"], expected["events"],
                  what="the calls benchmark(fn, sync=None, ...) made while torch.cuda.is_available()",
                  source="torch.cuda.synchronize() where sync is called",
@@ -123,7 +124,7 @@ def test_benchmark_default_sync_on_cuda_is_cuda_synchronize(impl, spec):
 @given(spec=benchmark_specs())
 def test_benchmark_default_sync_on_cpu_does_nothing(impl, spec):
     got = impl.run(scenarios.run_benchmark_default_sync, spec, False)
-    expected = scenarios.expected_benchmark(spec, synced=False)
+    expected = oracles.expected_benchmark(spec, synced=False)
     expect_equal(got["events"], expected["events"],
                  what="the calls benchmark(fn, sync=None, ...) made without CUDA",
                  source="warm-up fn calls, then per trial clock, fn, clock",

@@ -134,7 +134,7 @@ def test_mlp_training_flops_matches_forward_and_backward(impl, dims, batch):
 
 @given(config=transformer_configs())
 def test_transformer_param_count_matches_the_module(impl, config):
-    expect_int(impl.flops.transformer_param_count(config), scenarios.param_count(config),
+    expect_int(impl.flops.transformer_param_count(config), oracles.param_count(config),
                what=call_text("transformer_param_count", config), source="sum of numel() over the torch model",
                hint="embedding and LM head are separate (untied); each RMSNorm has d_model weights")
 

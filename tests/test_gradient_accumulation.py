@@ -2,7 +2,7 @@
 
 Oracles:
 - The full-batch gradient and loss: one plain forward and backward of the same seeded model on the whole
-  batch, in the test process (`scenarios.full_batch`), for generated MLPs, batches of 1-12 examples (with
+  batch, in the test process (`oracles.full_batch`), for generated MLPs, batches of 1-12 examples (with
   and without a sequence dimension), mean-reduced MSE and cross-entropy losses, and every micro-batch size
   from 1 to past the batch, uneven last micro-batch included; the parameters start with stale gradients.
 - For `train_step`: two steps of torch.optim.SGD (with momentum) on the whole batch at once, in the test
@@ -26,6 +26,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests import oracles
 from tests.checks import call_text
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import gradient_accumulation as scenarios
@@ -47,7 +48,7 @@ def describe(spec: dict) -> str:
 
 def loss_hint(got: float, spec: dict, rtol: float, atol: float) -> str:
     """What a wrong loss is, when it is one of the usual ones; else what the right one is."""
-    parts = scenarios.micro_batch_losses(spec)
+    parts = oracles.micro_batch_losses(spec)
     n = sum(size for size, _ in parts)
     right = "return the sum over micro-batches of (n_i/N) * the micro-batch's mean loss"
     candidates = [
@@ -83,13 +84,13 @@ def expect_full_batch(got: dict, expected: dict, spec: dict, source: str = "a pl
 def test_accumulated_gradient_is_the_full_batch_gradient_float64(impl, specs):
     got = impl.run(scenarios.accumulate_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
-        expect_full_batch(g, scenarios.full_batch(spec), spec, where=f"specs[{j}] of the falsifying example: ")
+        expect_full_batch(g, oracles.full_batch(spec), spec, where=f"specs[{j}] of the falsifying example: ")
 
 
 @given(spec=grad_accum_specs("float32"))
 def test_accumulated_gradient_is_the_full_batch_gradient_float32(impl, spec):
     got = impl.run(scenarios.accumulate, spec)
-    expect_full_batch(got, scenarios.full_batch(spec), spec)
+    expect_full_batch(got, oracles.full_batch(spec), spec)
 
 
 UNEVEN = [(7, 3), (10, 4), (5, 2), (9, 8), (6, 5)]  # the last micro-batch is smaller than the others
@@ -100,7 +101,7 @@ UNEVEN = [(7, 3), (10, 4), (5, 2), (9, 8), (6, 5)]  # the last micro-batch is sm
 def test_every_split_gives_the_full_batch_gradient(impl, loss, batch, micro_batch_size):
     spec = {"seed": batch * 100 + micro_batch_size, "sizes": [5, 7, 3], "batch": batch,
             "micro_batch_size": micro_batch_size, "seq": 0, "loss": loss, "dtype": "float64", "stale": True}
-    expect_full_batch(impl.run(scenarios.accumulate, spec), scenarios.full_batch(spec), spec)
+    expect_full_batch(impl.run(scenarios.accumulate, spec), oracles.full_batch(spec), spec)
 
 
 @pytest.mark.parametrize("micro_batch_size", [0, -2])
@@ -122,7 +123,7 @@ def train_specs():
 @given(spec=train_specs())
 def test_train_step_is_a_full_batch_sgd_step(impl, spec):
     got = impl.run(scenarios.train, spec)
-    expected = scenarios.full_batch_training(spec)
+    expected = oracles.full_batch_training(spec)
     rtol, atol = TOLERANCES["float64"]
     what = f"two train_step calls on {spec}"
     for g, e in zip(got["losses"], expected["losses"], strict=True):
@@ -155,7 +156,7 @@ def test_saved_activations_peak_falls_with_the_micro_batch(impl, loss):
     sizes = [12, 6, 4, 1]
     got = impl.run(scenarios.accumulation_peaks, spec, sizes)
     for m, peak in zip(sizes, got, strict=True):
-        expected = scenarios.plain_peak(spec, m)
+        expected = oracles.plain_peak(spec, m)
         assert peak <= expected * 1.1 + 64, (
             f"accumulate_gradients(micro_batch_size={m}) on a batch of 12 held {peak} bytes of saved activations "
             f"at its peak; a plain backward on {m} examples holds {expected}\n"

@@ -20,6 +20,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, POLICIES, BytesPerParam
+from tests import oracles
 from tests.checks import call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import memory as scenarios
@@ -48,7 +49,7 @@ def expected_bytes_per_param(policy, optimizer: str) -> BytesPerParam:
     return BytesPerParam(
         params=element_bytes(p.param_dtype),
         grads=element_bytes(p.grad_dtype),
-        optimizer_state=scenarios.oracle_state_tensors(optimizer)["tensors"] * element_bytes(p.state_dtype),
+        optimizer_state=oracles.oracle_state_tensors(optimizer)["tensors"] * element_bytes(p.state_dtype),
         master_weights=0 if p.master_dtype is None else element_bytes(p.master_dtype),
     )
 
@@ -106,7 +107,7 @@ def test_tensor_bytes_lecture_example(impl):
 @given(spec=module_specs())
 def test_parameter_count_and_bytes_match_torch(impl, spec):
     got = impl.run(scenarios.parameters, spec)
-    expected = scenarios.oracle_parameters(spec)
+    expected = oracles.oracle_parameters(spec)
     expect_int(got["count"], expected["count"], what=f"parameter_count of {spec}", source="Module.parameters()",
                hint="each Parameter once (tied and shared ones too), frozen ones included, buffers not")
     expect_int(got["bytes"], expected["bytes"], what=f"parameter_bytes of {spec}",
@@ -139,7 +140,7 @@ def test_bytes_per_param_rejects_unknown_names(impl, policy, optimizer):
 def test_model_state_bytes_matches_a_real_training_step(impl, shape, optimizer):
     n = shape[0] * shape[1]
     got = impl.memory.model_state_bytes(n, "fp32", optimizer)
-    expect_int(got, scenarios.oracle_state_tensors(optimizer, tuple(shape))["bytes"],
+    expect_int(got, oracles.oracle_state_tensors(optimizer, tuple(shape))["bytes"],
                what=call_text("model_state_bytes", n, "fp32", optimizer),
                source=f"parameter + gradient + state bytes after a torch.optim step on a {shape} float32 parameter",
                hint="parameters + gradients + optimizer state (+ master weights)")
@@ -173,7 +174,7 @@ def test_max_trainable_params_lecture_example(impl):
 
 def expect_saved(impl, spec: dict) -> None:
     got = impl.run(scenarios.saved, spec)
-    expected = scenarios.oracle_saved(spec)
+    expected = oracles.oracle_saved(spec)
     what = f"SavedActivations around the forward of {spec}"
     expect_int(got["total"], expected["total"], what=f"{what}: total",
                source="the autograd graph's saved tensors (_saved_* attributes)", hint=HINT_STORAGE)
@@ -198,7 +199,7 @@ def test_saved_activations_matches_the_autograd_graph(impl, kind, data):
 @given(first=stack_specs(), second=stack_specs())
 def test_saved_activations_starts_from_zero_each_time_it_is_entered(impl, first, second):
     got = impl.run(scenarios.saved_twice, first, second)
-    expected = scenarios.oracle_saved(second)
+    expected = oracles.oracle_saved(second)
     expect_int(got["total"], expected["total"], what="SavedActivations entered a second time: total",
                source="the autograd graph of the second forward alone", hint="reset total and storages in __enter__")
     expect_int(got["storages"], expected["storages"], what="SavedActivations entered a second time: storages",
@@ -209,7 +210,7 @@ def test_saved_activations_starts_from_zero_each_time_it_is_entered(impl, first,
 def test_mlp_activation_bytes_matches_the_measurement(impl, sizes, dtype):
     batch, width, layers = sizes
     got = impl.memory.mlp_activation_bytes(batch, width, layers, scenarios.DTYPES[dtype])
-    expected = scenarios.oracle_saved(scenarios.mlp_spec(batch, width, layers, dtype))["total"]
+    expected = oracles.oracle_saved(oracles.mlp_spec(batch, width, layers, dtype))["total"]
     expect_int(got, expected, what=call_text("mlp_activation_bytes", batch, width, layers, scenarios.DTYPES[dtype]),
                source="the autograd graph of that MLP",
                hint="each Linear keeps its input; a ReLU's output is the next Linear's input, one storage")
@@ -219,13 +220,13 @@ def test_mlp_activation_bytes_lecture_example(impl):
     got = impl.memory.mlp_activation_bytes(64, 1024, 16, torch.bfloat16)
     expect_int(got, 2_097_152, what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)",
                source="our worked example: B * D * L values of 2 bytes")
-    expect_int(got, scenarios.oracle_saved(scenarios.mlp_spec(64, 1024, 16, "bfloat16"))["total"],
+    expect_int(got, oracles.oracle_saved(oracles.mlp_spec(64, 1024, 16, "bfloat16"))["total"],
                what="mlp_activation_bytes(64, 1024, 16, torch.bfloat16)", source="the autograd graph")
 
 
 def test_saved_activations_lecture_mlp(impl):
     # 16M parameters: the gradients are not sent back (the generated stacks check them)
-    expect_saved(impl, {**scenarios.mlp_spec(64, 1024, 16, "bfloat16"), "check_grads": False})
+    expect_saved(impl, {**oracles.mlp_spec(64, 1024, 16, "bfloat16"), "check_grads": False})
 
 
 # -- differential: the same inputs through the reference ----------------------------------------------------

@@ -35,7 +35,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignment.given import FloatFormat
-from tests import audit
+from tests import audit, oracles
 from tests.audit_run import run_without
 from tests.checks import call_text
 from tests.common.precision import (
@@ -364,7 +364,7 @@ def test_nvfp4_rejects_input_out_of_range(impl):
 # -- mixed precision -------------------------------------------------------------------------------------
 
 def relative_update_error(got: dict, expected: dict, spec: dict) -> float:
-    initial = scenarios.initial_params(spec)
+    initial = oracles.initial_params(spec)
     num = sum(((g.double() - e.double()) ** 2).sum() for g, e in zip(got["params"], expected["params"], strict=True))
     den = sum(((e.double() - i.double()) ** 2).sum() for e, i in zip(expected["params"], initial, strict=True))
     return math.sqrt(num / den)
@@ -385,7 +385,7 @@ def check_mixed(got: dict, spec: dict, tolerance: float) -> None:
         f"{what}: too few matmuls seen ({got['matmuls']})")
     slow = [m for m in got["matmuls"] if any(d != low for d in m[1:])]
     assert not slow, f"{what}: every matmul (forward and backward) must run in {low}; these did not: {slow[:4]}"
-    expected = scenarios.fp32_steps(spec)
+    expected = oracles.fp32_steps(spec)
     error = relative_update_error(got, expected, spec)
     assert error <= tolerance, (f"{what}: the update is {error:.3g} (relative) away from the float32 step's, "
                                 f"over the tolerance {tolerance}; unscaled gradients? gradients not cleared?")
@@ -426,7 +426,7 @@ def test_mixed_precision_overflow_skips_the_step_and_backs_off(impl, spec):
     # multiplies the scale by its backoff factor, 0.5 (torch.amp.GradScaler's documented default).
     spec = dict(spec, steps=1, init_scale=2.0**40)
     got = impl.run(scenarios.mixed_steps, spec)
-    initial = scenarios.initial_params(spec)
+    initial = oracles.initial_params(spec)
     changed = [i for i, (g, p) in enumerate(zip(got["params"], initial, strict=True)) if not torch.equal(g, p)]
     assert not changed, f"the step with inf gradients must be skipped (scaler.step), but parameters {changed} changed"
     assert got["scale"] == 2.0**39, (

@@ -24,6 +24,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
+from tests import oracles
 from tests.checks import call_text, expect_close, expect_equal, expect_int
 from tests.common.roofline import DTYPES, REL
 from tests.documented import cases, expect_documented_error
@@ -41,7 +42,7 @@ costs = st.builds(OpCost, flops=st.integers(1, 10**15), bytes=st.integers(1, 10*
 
 
 def expect_cost(got, kind: str, sizes: tuple, dtype: torch.dtype, name: str, args: tuple, hint: str) -> None:
-    expected = scenarios.oracle_cost(kind, sizes, dtype)
+    expected = oracles.oracle_cost(kind, sizes, dtype)
     what = call_text(name, *args)
     expect_equal(type(got).__name__, "OpCost", what=f"{what}: type", source="assignment.given.OpCost")
     expect_int(got.flops, expected["flops"], what=f"{what}.flops", source="FlopCounterMode / torch's decomposition",

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from tests.meta.suite import ROOT
-from tests.scenarios.roofline import _gelu_flops
+from tests.oracles import _gelu_flops
 
 pytestmark = pytest.mark.meta
 

@@ -67,6 +67,7 @@ def mlp_training_flops(batch, dims):
 """
 FLOPS_POINTS = BY_ID["flops"].points
 JOBS = 2
+TIME_LIMIT = 240  # seconds a case's grading may take, its results.json written within them
 MARK = "ra-hostile"
 CACHES = ("__pycache__", ".hypothesis", ".ruff_cache", ".pytest_cache", ".git")
 
@@ -215,7 +216,8 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
     scratch.mkdir(mode=0o711)  # the sandbox's users cross it to their folders, and list nothing
     where = view.inside if view else str
     done = run_grader(["batch", where(tmp / "submissions"), "--out", where(out), "--problem", "flops",
-                       "--jobs", str(JOBS), "--time-limit", "240", "--sandbox", mode], view=view, tmpdir=where(scratch))
+                       "--jobs", str(JOBS), "--time-limit", str(TIME_LIMIT), "--sandbox", mode],
+                      view=view, tmpdir=where(scratch))
     results = {p.parent.name: p.read_text() for p in out.glob("*/results.json")}
     time.sleep(3)  # whatever outlived the run would act now
     listener.close()
@@ -326,6 +328,7 @@ class CorpusGraded:
         assert row["status"] in allowed, f"{case}: status {row['status']}\n{corpus['stderr'][-3000:]}"
         results = json.loads(corpus["results"][case])
         assert results["score"] == 0 and float(row["total"]) == 0, f"{case} gained points: {results['score']}"
+        assert results["execution_time"] <= TIME_LIMIT, f"{case}: results.json after {results['execution_time']} s"
         assert results["tests"] and all(t["status"] == "failed" and t["score"] == 0 for t in results["tests"])
         assert corpus["results_later"][case] == corpus["results"][case], f"{case}: results.json changed afterwards"
         text = corpus["results"][case]

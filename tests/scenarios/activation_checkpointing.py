@@ -1,6 +1,6 @@
 """Scenarios for problem activation_checkpointing: the checkpoint under test runs beside the student's code;
-the oracles (plain backward, torch.utils.checkpoint, a store-nothing backward) run the same seeded model in
-the test process, through the same helpers here with another `checkpoint` (torch's: tests/oracles.py).
+the oracles (tests/oracles.py: plain backward, torch.utils.checkpoint, a store-nothing backward) run the same
+seeded model in the test process, through the same helpers here with another `checkpoint`, or none.
 
 A model spec (`checkpoint_specs`, tests/strategies/): {"seed", "layers" (L), "batch", "width", "dtype"
 ("float64" | "float32"), "dropout" (a probability, 0.0 for none), "x_requires_grad" (bool), "shift"
@@ -127,10 +127,6 @@ def _measure(forward, spec: dict, seed_offset: int = 1) -> dict:
     }
 
 
-def _plain(fn, *args):
-    return fn(*args)
-
-
 def block_run(checkpoint_fn, spec: dict) -> dict:
     flag = spec.get("flag", False)
     return _measure(lambda layers, x, shift: checkpoint_fn(block, layers, x, spec["scale"], shift, flag), spec)
@@ -141,49 +137,11 @@ def run_checkpoint(pkg, spec: dict) -> dict:
     return block_run(pkg.activation_checkpointing.checkpoint, spec)
 
 
-def plain_checkpoint(spec: dict) -> dict:
-    """Oracle, in the test process: the same block without checkpointing."""
-    return block_run(_plain, spec)
-
-
 def run_sequential(pkg, spec: dict, segments: int | None) -> dict:
     """Scenario: `checkpoint_sequential(layers, x, segments)` under test (segments=None: its default)."""
     seq = pkg.activation_checkpointing.checkpoint_sequential
     args = () if segments is None else (segments,)
     return _measure(lambda layers, x, shift: seq(layers, x, *args), spec)
-
-
-def plain_sequential(spec: dict) -> dict:
-    """Oracle, in the test process: the layers one after the other, everything stored."""
-    def forward(layers, x, shift):
-        for layer in layers:
-            x = layer(x)
-        return x
-    return _measure(forward, spec)
-
-
-def store_none_backward_calls(spec: dict) -> int:
-    """Oracle for recompute_flops('store_none'), in the test process: keep only x; for the backward of layer i
-    (last to first), rerun layers 0..i from x (i under grad) and backpropagate through layer i. Returns the
-    number of layer calls made during backward."""
-    layers, x, _, upstream = make_model(dict(spec, dropout=0.0))
-    with torch.no_grad():
-        out = x
-        for layer in layers:
-            out = layer(out)
-    _LOG.clear()
-    grad = upstream
-    for i in reversed(range(len(layers))):
-        with torch.no_grad():
-            h = x
-            for layer in layers[:i]:
-                h = layer(h)
-        h = h.detach().requires_grad_(True)
-        layers[i](h).backward(grad)
-        grad = h.grad
-    calls = len(_calls(_LOG))
-    _LOG.clear()
-    return calls
 
 
 def analytic(pkg, queries: list) -> list:

@@ -2,14 +2,13 @@
 workload that share one simulated timeline, and log every call), patched CUDA queries, and fake clocks for
 the measurements; the code under test runs beside them and returns event logs, Timings and Measurements as
 data. The oracles (the expected event sequence and the times it implies, the statistics module, the FLOP
-and byte counts of the operations) are computed in the test process.
+and byte counts of the operations) are computed in the test process (tests/oracles.py).
 
 A benchmark spec (tests/strategies/benchmarking.py `benchmark_specs`): {"warmup": int, "trials": int, "durations":
 [seconds of work each call of fn queues, in call order, warm-up calls first], "launch": seconds the host
 spends launching one call, "start": the clock's first reading}.
 """
 
-import statistics
 import types
 
 import torch
@@ -65,26 +64,6 @@ def run_benchmark_default_sync(pkg, spec: dict, cuda_available: bool) -> dict:
     finally:
         torch.cuda.is_available, torch.cuda.synchronize = saved
     return {"timing": timing, "events": device.events}
-
-
-def expected_benchmark(spec: dict, synced: bool = True) -> dict:
-    """The oracle, in the test process: the calls benchmark must make, in order (warm-up calls, then per trial
-    sync, clock, fn, sync, clock; no sync where none is used), played on the fake device; the times they
-    measure and their statistics from the `statistics` module."""
-    device = FakeDevice(spec)
-    for _ in range(spec["warmup"]):
-        device.fn()
-    times = []
-    for _ in range(spec["trials"]):
-        if synced:
-            device.sync()
-        start = device.clock()
-        device.fn()
-        if synced:
-            device.sync()
-        times.append(device.clock() - start)
-    return {"events": device.events, "times": times, "mean": statistics.fmean(times),
-            "median": statistics.median(times), "std": statistics.pstdev(times)}
 
 
 def benchmark_error(pkg, warmup: int, trials: int) -> str | None:

@@ -185,8 +185,3 @@ def count_without_oracle(pkg, spec: dict) -> dict:
         return count(pkg, spec)
     finally:
         oracle.FlopCounterMode, oracle.flop_registry = saved
-
-
-def param_count(config: TransformerConfig) -> int:
-    """Parameters of the torch model built from `config` (the oracle for transformer_param_count)."""
-    return sum(p.numel() for p in Transformer(config, device=META).parameters())

@@ -1,7 +1,7 @@
 """Scenarios for problem gradient_accumulation: the model, its batch and the optimizer are built from a
 spec (seeded, so the same in every process); the code under test runs beside them and returns gradients,
 losses, parameters and measured bytes as data. The oracles (a plain full-batch backward, a plain step of
-torch.optim.SGD, the saved-activation peak of a plain backward) run in the test process.
+torch.optim.SGD, the saved-activation peak of a plain backward) run in the test process (tests/oracles.py).
 
 A spec (`grad_accum_specs`, tests/strategies/): {"seed": int, "sizes": [d_in, hidden, d_out], "batch": N,
 "micro_batch_size": int, "seq": 0 (inputs (N, d_in)) or a length (inputs (N, seq, d_in)), "loss": "mse" |
@@ -14,8 +14,6 @@ import weakref
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-from tests.scenarios import plain_training
 
 
 def build(spec: dict) -> tuple[nn.Module, list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -75,14 +73,6 @@ def accumulate_many(pkg, specs: list) -> list:
     return [accumulate(pkg, spec) for spec in specs]
 
 
-def full_batch(spec: dict) -> dict:
-    """The oracle, in the test process: the loss and gradients of one plain backward on the whole batch."""
-    model, [(inputs, targets)] = build(spec)
-    loss = loss_fn_of(spec)(model(inputs), targets)
-    loss.backward()
-    return {"loss": loss.item(), "grads": _grads(model)}
-
-
 def error_of(pkg, spec: dict, micro_batch_size: int) -> str | None:
     """Scenario: the name of the exception accumulate_gradients raises (None if it returns)."""
     model, [(inputs, targets)] = build(spec)
@@ -111,12 +101,6 @@ def train(pkg, spec: dict) -> dict:
                                                    spec["micro_batch_size"])
               for inputs, targets in batches]
     return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()], "grads": _grads(model)}
-
-
-def full_batch_training(spec: dict) -> dict:
-    """The oracle, in the test process: the same steps of torch.optim.SGD, each on the whole batch."""
-    model, batches = build(spec)
-    return plain_training(model, _optimizer(model, spec), loss_fn_of(spec), batches)
 
 
 # -- memory -----------------------------------------------------------------------------------------------
@@ -184,21 +168,3 @@ def accumulation_peaks(pkg, spec: dict, micro_batch_sizes: list) -> list:
             pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets, m)
         peaks.append(meter.peak)
     return peaks
-
-
-def plain_peak(spec: dict, rows: int) -> int:
-    """The oracle, in the test process: the peak saved-activation bytes of one plain forward and backward
-    on the first `rows` examples of the spec's batch."""
-    model, [(inputs, targets)] = build(spec)
-    with SavedPeak(model) as meter:
-        loss_fn_of(spec)(model(inputs[:rows]), targets[:rows]).backward()
-    return meter.peak
-
-
-def micro_batch_losses(spec: dict) -> list[tuple[int, float]]:
-    """In the test process: each micro-batch's size and mean loss, for naming what a wrong loss is."""
-    model, [(inputs, targets)] = build(spec)
-    m = spec["micro_batch_size"]
-    with torch.no_grad():
-        return [(len(inputs[i:i + m]), loss_fn_of(spec)(model(inputs[i:i + m]), targets[i:i + m]).item())
-                for i in range(0, len(inputs), max(m, 1))]

@@ -1,11 +1,9 @@
 """Models for the memory problem, described as data, and the scenarios that measure them.
 
 A spec builds the same model, with the same weights, on both sides of the seam: the scenario runs the
-code under test on it in the worker, and the oracle (`oracle_*`, test process only) measures its own copy
-with torch alone.
+code under test on it in the worker, and the oracle (tests/oracles.py `oracle_parameters`, `oracle_saved`,
+`oracle_state_tensors`) measures its own copy in the test process with torch alone.
 """
-
-import functools
 
 import torch
 from torch import nn
@@ -50,13 +48,6 @@ def parameters(pkg, spec: dict) -> dict:
     return {"count": pkg.memory.parameter_count(model), "bytes": pkg.memory.parameter_bytes(model)}
 
 
-def oracle_parameters(spec: dict) -> dict:
-    """torch's own accounting: `Module.parameters()` (each Parameter once), numel() * element_size()."""
-    params = list(build_model(spec).parameters())
-    return {"count": nn.utils.parameters_to_vector([p.float() for p in params]).numel(),
-            "bytes": sum(p.numel() * p.element_size() for p in params)}
-
-
 # -- stacks whose saved activations are measured ----------------------------------------------------------
 
 class _Slice(nn.Module):
@@ -89,16 +80,6 @@ def build_stack(spec: dict) -> tuple[nn.Module, torch.Tensor]:
     leading = [spec["batch"]] + ([spec["seq"]] if spec["seq"] else [])
     x = torch.randn(*leading, spec["width"], dtype=dtype, requires_grad=spec["input_grad"])
     return model, x
-
-
-def mlp_spec(batch: int, width: int, layers: int, dtype: str, seed: int = 0) -> dict:
-    """The stack `mlp_activation_bytes` describes: `layers` Linear(width, width) with a ReLU between each
-    two, input batch x width without grad."""
-    stack = []
-    for i in range(layers):
-        stack += ([["relu"]] if i else []) + [["linear", width, False]]
-    return {"width": width, "layers": stack, "batch": batch, "seq": 0, "dtype": dtype, "input_grad": False,
-            "seed": seed}
 
 
 def _loss(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -134,40 +115,9 @@ def saved_twice(pkg, first: dict, second: dict) -> dict:
     return {"total": meter.total, "storages": meter.storages}
 
 
-def _saved_by_graph(root) -> list[torch.Tensor]:
-    """Every tensor the autograd graph below `root` holds for backward, read from the nodes' `_saved_*`
-    attributes (a different mechanism from saved_tensors_hooks)."""
-    seen, stack, tensors = set(), [root], []
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        for name in dir(node):
-            if name.startswith("_saved_"):
-                value = getattr(node, name)
-                values = value if isinstance(value, (tuple, list)) else [value]
-                tensors += [v for v in values if isinstance(v, torch.Tensor)]
-        stack += [next_node for next_node, _ in node.next_functions]
-    return tensors
-
-
-def oracle_saved(spec: dict) -> dict:
-    """The bytes the autograd graph keeps, each storage once, parameters' storages excluded; and the
-    gradients of a plain backward (no hooks)."""
-    model, x = build_stack(spec)
-    loss = _loss(model, x)
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    storages = {}
-    for t in _saved_by_graph(loss.grad_fn):
-        s = t.untyped_storage()
-        if s.data_ptr() not in params:
-            storages[s.data_ptr()] = s.nbytes()
-    loss.backward()
-    return {"total": sum(storages.values()), "storages": len(storages), "grads": _grads(spec, model, x)}
-
-
 # -- what a real optimizer keeps -----------------------------------------------------------------------
+# The optimizers whose state the tests measure (tests/oracles.py `oracle_state_tensors`); grader/staff/compare_inputs.py
+# draws from their names.
 
 OPTIMIZERS = {
     "sgd": lambda ps: torch.optim.SGD(ps, lr=0.1),
@@ -175,17 +125,3 @@ OPTIMIZERS = {
     "adagrad": lambda ps: torch.optim.Adagrad(ps, lr=0.1),
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=0.1),
 }
-
-
-@functools.cache
-def oracle_state_tensors(optimizer: str, shape: tuple[int, int] = (3, 5)) -> dict:
-    """After one step of the real torch optimizer on a float32 parameter of `shape`: how many state
-    tensors the size of the parameter it holds, and the bytes of everything a training step keeps
-    (parameter, gradient, those state tensors)."""
-    p = nn.Parameter(torch.randn(*shape))
-    opt = OPTIMIZERS[optimizer]([p])
-    p.grad = torch.randn(*shape)
-    opt.step()
-    state = [t for t in opt.state[p].values() if isinstance(t, torch.Tensor) and t.shape == p.shape]
-    return {"tensors": len(state),
-            "bytes": p.nbytes + p.grad.nbytes + sum(t.nbytes for t in state)}

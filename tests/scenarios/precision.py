@@ -1,13 +1,12 @@
 """Scenarios for problem precision: what must run beside the code under test (a model, an optimizer, a
-gradient scaler, a dispatch-mode spy), described as data; and the fp32 oracle step, run in the test
-process only."""
+gradient scaler, a dispatch-mode spy), described as data. The oracle, the same steps in plain float32, runs
+in the test process on the same model and batches (tests/oracles.py `fp32_steps`)."""
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tests.scenarios import plain_training
 from tests.scenarios.escapes import ops_outside_mode, record_ops
 
 aten = torch.ops.aten
@@ -95,13 +94,3 @@ def mixed_steps(pkg, spec: dict) -> dict:
         "matmuls": spy.matmuls,
         "scale": scaler.get_scale() if scaler is not None else None,
     }
-
-
-def fp32_steps(spec: dict) -> dict:
-    """The oracle, in the test process: the same steps in plain float32, no autocast, no scaler."""
-    model, batches = build(spec)
-    return plain_training(model, optimizer_of(model, spec), loss_fn_of(spec), batches)
-
-
-def initial_params(spec: dict) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in build(spec)[0].parameters()]
