@@ -213,6 +213,15 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             frame = frame.f_back
         return "a thread or callback of the code under test" if get_ident() != main_thread else "the worker"
 
+    def its_own(holder) -> bool:
+        """A generator, coroutine or traceback of the code under test's own: the frame it holds runs the student's
+        code (the standard library asks for it on one's own objects: a generator's state, a traceback's text)."""
+        code = getattr(holder, "gi_code", None) or getattr(holder, "cr_code", None) or \
+            getattr(holder, "ag_code", None)
+        if code is None and type(holder).__name__ == "traceback":
+            code = holder.tb_frame.f_code  # audited too, inside the hook: checked without a caller, no evidence
+        return code is not None and code.co_filename.startswith(student)
+
     def near_student(frame, depth: int = 3) -> bool:
         while frame is not None and depth:
             if frame.f_code.co_filename.startswith(student):
@@ -271,8 +280,8 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             evidence = None
             if event in reaching and near_student(caller):
                 evidence = f"called {event}, which reaches into the grader's objects"
-            elif event == "object.__getattr__" and near_student(caller):
-                evidence = f"took a frame from a traceback or generator ({args[1]})"
+            elif event == "object.__getattr__" and near_student(caller) and not its_own(args[0]):
+                evidence = f"took a frame of the grader's code from a traceback or generator ({args[1]})"
             elif event.startswith("ctypes.") and near_student(caller):
                 evidence = f"used ctypes ({event})"
             elif not kernel_rules and (event in spawning or event.startswith(("os.exec", "os.spawn"))):

@@ -556,6 +556,24 @@ def test_honest_habits_are_no_evidence(worker_tree):
     assert reported == [], f"an honest solution was reported for review: {reported}"
 
 
+def test_a_frame_of_the_grader_from_a_traceback_is_evidence_and_ones_own_frames_are_not(worker_tree):
+    """The standard library takes frames from one's own generators and tracebacks (a generator's state, a
+    traceback's text): no evidence. A frame of the grader's code, taken from a traceback, is."""
+    outcome, reported = call_attack(worker_tree, "flops", """
+        def attack():
+            import inspect, sys, traceback
+            steps = (n for n in range(2))
+            states = [inspect.getgeneratorstate(steps), next(steps) + 1, inspect.getgeneratorstate(steps)]
+            try:
+                sys.modules["tests.scenarios.flops"].count(None, {})  # fails inside the scenario
+            except AttributeError as exc:
+                tb, text = exc.__traceback__, traceback.format_exc()
+            return [*states, tb.tb_frame.f_code.co_name, "count" in text, tb.tb_next.tb_frame.f_code.co_name]
+    """)
+    assert outcome == ["GEN_CREATED", 1, "GEN_SUSPENDED", "attack", True, "count"], outcome
+    assert len(reported) == 1 and "took a frame of the grader's code from a traceback" in reported[0], reported
+
+
 def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
     from grader.harness import seccomp
 

@@ -1,12 +1,18 @@
 """An honest AdamW written from the spec, with habits the guard must not mistake for an attack: a TypeVar, a
 namedtuple, the platform's processor name, a thread pool, a cache, a finalizer and logging, in the calls
-graded. tests/meta/test_hostile.py grades it: full marks, status ok."""
+graded; and (issue 41) a generator pipeline whose state `inspect.getgeneratorstate` checks, a subclass hook, a
+WeakValueDictionary, an ExitStack, a Fraction, and `traceback.format_exc` in a path not taken.
+tests/meta/test_hostile.py grades it: full marks, status ok."""
 
 import collections
+import contextlib
+import fractions
 import functools
+import inspect
 import logging
 import math
 import platform
+import traceback
 import typing
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +34,20 @@ class _StepRecord:
     pass
 
 
-class AdamW(torch.optim.Optimizer):
+class _Registered:
+    """Every optimizer of this module, by name (a subclass hook)."""
+
+    known: dict[str, type] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _Registered.known[cls.__name__] = cls
+
+
+_last_state = weakref.WeakValueDictionary()  # the state tensor looked at last, per key, while it lives
+
+
+class AdamW(torch.optim.Optimizer, _Registered):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, state_dtype=None):
         for name, value in (("lr", lr), ("eps", eps), ("weight_decay", weight_decay)):
             if value < 0:
@@ -75,13 +94,31 @@ class AdamW(torch.optim.Optimizer):
         p.copy_(w)
 
 
-def optimizer_state_bytes(optimizer):
-    total = 0
+def _state_tensors(optimizer):
     for per_parameter in optimizer.state.values():
         for value in per_parameter.values():
             if torch.is_tensor(value):
-                total += value.numel() * value.element_size()
-    return total
+                _last_state["tensor"] = value
+                yield value
+
+
+def _sizes(tensors):
+    for tensor in tensors:
+        yield fractions.Fraction(tensor.numel()) * tensor.element_size()
+
+
+def optimizer_state_bytes(optimizer):
+    pipeline = _sizes(_state_tensors(optimizer))
+    assert inspect.getgeneratorstate(pipeline) == inspect.GEN_CREATED
+    with contextlib.ExitStack() as stack:
+        stack.callback(pipeline.close)
+        try:
+            total = sum(pipeline, fractions.Fraction(0))
+        except ArithmeticError:  # never: sizes are whole numbers
+            log.error("state bytes: %s", traceback.format_exc())
+            raise
+    assert inspect.getgeneratorstate(pipeline) == inspect.GEN_CLOSED
+    return int(total)
 
 
 __all__ = ["AdamW", "optimizer_state_bytes"]
