@@ -13,14 +13,20 @@ MOSS (Schleimer, Wilkerson, Aiken, "Winnowing: local algorithms for document fin
 2. k-grams    a hash of every K consecutive tokens.
 3. winnowing  of every W consecutive k-gram hashes the smallest (the rightmost on ties) is a fingerprint: any
               run of K + W - 1 tokens shared with a source is found, whatever else the module holds.
+4. statements the hash of each statement of MIN_STATEMENT tokens or more (a compound statement's header alone),
+              and the most of them found in one source in the same order on both sides: code inserted between
+              copied statements (a dead store after each) breaks the k-grams that span two statements, but
+              leaves every copied statement whole and in its order.
 
-A module's fingerprints that also occur in its untouched stub (the given signatures and code) are not counted.
-A module is a copy of a source when at least MIN_MATCHED of its remaining fingerprints are k-grams of the
-source, and they are MIN_SHARE of them or one run of MIN_RUN in the same order on both sides (a part copied into
-code of the student's own). The sources: the oracles of its problem (grader/registry.py's ORACLES, every
-file of a package, read from the installed packages without importing them) taken together, or the
-reference's module of its problem (skipped where there is none: the student release). The evidence names the
-source files and the line ranges that match on both sides, for course staff (results.json's extra_data).
+A module's fingerprints that also occur in its untouched stub (the given signatures and code) are not counted. A
+module is a copy of a source when at least MIN_MATCHED of its remaining fingerprints are k-grams of the source, and
+they are MIN_SHARE of them or one run of MIN_RUN in the same order on both sides (a part copied into code of the
+student's own); or when MIN_IN_ORDER of its statements are one source's in its order (a part, padded), or
+MIN_IN_ORDER_SHARE of that source's own statements (the whole of it, padded). The sources: the oracles of its
+problem (grader/registry.py's ORACLES, every file of a package, read from the installed packages without importing
+them) taken together, or the reference's module of its problem (skipped where there is none: the student release).
+The evidence names the source files and the line ranges that match on both sides, for course staff (results.json's
+extra_data).
 """
 
 import ast
@@ -30,6 +36,7 @@ import functools
 import hashlib
 import importlib.util
 import io
+import itertools
 import keyword
 import sys
 import tokenize
@@ -54,6 +61,18 @@ W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen
 MIN_MATCHED = 20  # fingerprints found in the source, at the least: a few short functions alike are not a copy
 MIN_SHARE = 0.55  # of the module's own fingerprints found in the source: the module is a copy ...
 MIN_RUN = 28  # ... or this many in one run, in order on both sides (15 to 20 lines): a part of it is
+# Padding: a copy with code inserted between its statements (a dead store after each) breaks every k-gram that
+# spans two statements, but leaves each copied statement whole. So, beside the fingerprints: the statements of
+# at least MIN_STATEMENT tokens (shorter ones, "V = V + N", are any code's), and the most of a module's found in
+# one source in the same order on both sides, whatever lies between them (calibrated as above).
+# Honest code: at most 10 statements in order (the sample against the reference it was written from; 7 against the
+# oracles), at most 27% of the source's own (the stub's left out). Padded copies (a dead statement of 25 tokens
+# after every statement, renamed): a whole module at least 74% of its source's; 120 lines of an oracle pasted
+# below the stub 21 to 56 statements (60 lines below the reference's own module: 10 to 24, some missed).
+MIN_STATEMENT = 8
+MIN_IN_ORDER = 16  # statements of one source in its order: a part of it, whatever code lies between them ...
+MIN_IN_ORDER_SHARE = 0.5  # ... or this share of the source's own statements (its stub's left out), ...
+MIN_IN_ORDER_WHOLE = 8  # ... at least this many: the whole of it
 HELPERS = {"adamw": ("torch.optim.optimizer",)}  # the oracles' own helpers, which a copy takes with them
 MAX_BYTES = 200_000  # a module read in about a second; larger ones go to a person (a submission may send 1 MB each)
 SPANS = 5  # matched spans named per source in the evidence
@@ -71,6 +90,7 @@ class Tokens:
     text: tuple[str, ...]
     first: tuple[int, ...]
     last: tuple[int, ...]
+    statements: tuple[int, ...] = ()  # where each statement (a compound one's header) starts in `text`
 
 
 def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -112,7 +132,7 @@ def normalise(source: str) -> Tokens:
                 raw.append(tok)
     except (tokenize.TokenError, IndentationError, SyntaxError):  # the tokens before the error
         pass
-    text, first, last = [], [], []
+    text, first, last, statements = [], [], [], []
     i, starts = 0, True
     while i < len(raw):
         tok = raw[i]
@@ -132,9 +152,13 @@ def normalise(source: str) -> Tokens:
             while j < len(raw) and (raw[j].type == tokenize.STRING or raw[j].type in _FSTRING):
                 j += 1
             if not (starts and (j == len(raw) or _ends_statement(raw[j]))):  # else a docstring: a comment
+                if starts:
+                    statements.append(len(text))
                 text.append("S"), first.append(tok.start[0]), last.append(raw[j - 1].end[0])
             i, starts = j, False
             continue
+        if starts:
+            statements.append(len(text))
         starts = False
         if kind == tokenize.OP:
             if string in ")]}" and text[-1:] == [","]:  # a trailing comma is layout
@@ -150,7 +174,7 @@ def normalise(source: str) -> Tokens:
             continue
         text.append(token), first.append(tok.start[0]), last.append(tok.end[0])
         i += 1
-    return Tokens(tuple(text), tuple(first), tuple(last))
+    return Tokens(tuple(text), tuple(first), tuple(last), tuple(statements))
 
 
 def _kept(name: str, attribute: bool, names: frozenset[str], attributes: frozenset[str], parsed: bool) -> bool:
@@ -169,6 +193,26 @@ def kgrams(tokens: Tokens) -> list[int]:
     """The hash of every K consecutive tokens (stable across processes: tokens are hashed by crc32)."""
     codes = [zlib.crc32(t.encode()) for t in tokens.text]
     return [hash(tuple(codes[i:i + K])) for i in range(len(codes) - K + 1)]
+
+
+def statement_hashes(tokens: Tokens) -> list[int]:
+    """The hash of each statement (a compound one's header) of at least MIN_STATEMENT tokens, in order: code
+    inserted between copied statements leaves every copied one whole."""
+    bounds = [*tokens.statements, len(tokens.text)]
+    return [hash(tuple(zlib.crc32(t.encode()) for t in tokens.text[a:b]))
+            for a, b in itertools.pairwise(bounds) if b - a >= MIN_STATEMENT]
+
+
+def longest_in_order(found: list[list[int]]) -> int:
+    """The most statements of a module found in a source in the same order on both sides: `found` holds, for each
+    of the module's statements in its order, the positions of that statement in the source (a patience sort;
+    each statement's positions taken from the last, so that one statement counts once)."""
+    tails: list[int] = []
+    for positions in found:
+        for position in sorted(positions, reverse=True):
+            i = bisect.bisect_left(tails, position)
+            tails[i:i + 1] = [position]
+    return len(tails)
 
 
 def winnow(hashes: list[int]) -> dict[int, int]:
@@ -195,6 +239,7 @@ class Source:
     name: str
     tokens: Tokens
     where: dict[int, list[int]] = field(default_factory=dict)  # k-gram hash -> positions
+    statements: dict[int, list[int]] = field(default_factory=dict)  # statement hash -> its places among them
 
     @classmethod
     def read(cls, name: str, text: str) -> "Source":
@@ -202,7 +247,10 @@ class Source:
         where: dict[int, list[int]] = {}
         for position, h in enumerate(kgrams(tokens)):
             where.setdefault(h, []).append(position)
-        return cls(name, tokens, where)
+        statements: dict[int, list[int]] = {}
+        for position, h in enumerate(statement_hashes(tokens)):
+            statements.setdefault(h, []).append(position)
+        return cls(name, tokens, where, statements)
 
 
 @dataclass
@@ -215,6 +263,14 @@ class Match:
     matched: int
     longest: int  # fingerprints in the longest run matched in one source
     spans: list[str]
+    in_order: int = 0  # the most statements found in one source in its order, whatever code lies between them
+    in_order_source: str = ""
+    in_order_share: float = 0.0  # of that source's statements (its stub's left out)
+
+    @property
+    def padded_copy(self) -> bool:
+        return self.in_order >= MIN_IN_ORDER or (self.in_order >= MIN_IN_ORDER_WHOLE and
+                                                 self.in_order_share >= MIN_IN_ORDER_SHARE)
 
     @property
     def share(self) -> float:
@@ -222,16 +278,20 @@ class Match:
 
     @property
     def copied(self) -> bool:
-        return self.matched >= MIN_MATCHED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN)
+        return self.matched >= MIN_MATCHED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN) or \
+            self.padded_copy
 
     def evidence(self) -> str:
+        padded = (f"; {self.in_order} of its statements ({self.in_order_share:.0%} of {self.in_order_source}'s) are "
+                  "that source's, in the same order, whatever code lies between them" if self.padded_copy else "")
         return (f"[copy] {self.problem}.py: {self.matched} of its {self.own} fingerprints ({self.share:.0%}) are "
-                f"in the {self.against}'s source (renaming and layout ignored): " + "; ".join(self.spans))
+                f"in the {self.against}'s source (renaming and layout ignored){padded}: " + "; ".join(self.spans))
 
 
 def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: list[Source], problem: str,
-            against: str) -> Match:
-    """The submitted `module` (its tokens and fingerprints, the stub's left out) against `sources`."""
+            against: str, statements: list[int] = (), given: frozenset[int] = frozenset()) -> Match:
+    """The submitted `module` (its tokens, fingerprints and `statement_hashes`, the stub's, `given`, left out)
+    against `sources`."""
     found: dict[str, list[tuple[int, int]]] = {}  # source -> (module position, source position)
     matched = 0
     for position, h in sorted(fingerprints.items()):
@@ -249,7 +309,11 @@ def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: 
         for a, b, c, d, n in runs[:SPANS]:
             spans.append(f"{module}.py lines {tokens.first[a]}-{tokens.last[b + K - 1]} ~ {source.name} lines "
                          f"{source.tokens.first[c]}-{source.tokens.last[d + K - 1]} ({n} fingerprints)")
-    return Match(problem, against, len(fingerprints), matched, longest, spans)
+    in_order, source = max(((longest_in_order([s.statements[h] for h in statements if h in s.statements]), s)
+                            for s in sources), key=lambda found: found[0], default=(0, None))
+    own = sum(len(places) for h, places in source.statements.items() if h not in given) if source else 0
+    return Match(problem, against, len(fingerprints), matched, longest, spans, in_order,
+                 source.name if source else "", in_order / own if own else 0.0)
 
 
 def _next(positions: list[int], after: int) -> int:
@@ -336,6 +400,12 @@ def stub_kgrams(module: str) -> frozenset[int]:
     return frozenset(kgrams(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
 
 
+@functools.cache
+def stub_statements(module: str) -> frozenset[int]:
+    stub = _stub_bytes(module)
+    return frozenset(statement_hashes(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
+
+
 def check(module: str, source: bytes | str) -> list[Match]:
     """The submitted `module` against its problem's oracles and its reference: every comparison made."""
     problem = next(p.id for p in registry.PROBLEMS if p.module == module)
@@ -343,10 +413,12 @@ def check(module: str, source: bytes | str) -> list[Match]:
     tokens = normalise(text)
     stub = stub_kgrams(module)
     fingerprints = {p: h for p, h in winnow(kgrams(tokens)).items() if h not in stub}
+    given = stub_statements(module)
+    statements = [h for h in statement_hashes(tokens) if h not in given]
     matches = []
     for against, sources in (("oracle", oracle_sources(problem)), ("reference", reference_source(module))):
         if sources:
-            matches.append(compare(module, tokens, fingerprints, list(sources), problem, against))
+            matches.append(compare(module, tokens, fingerprints, list(sources), problem, against, statements, given))
     return matches
 
 

@@ -1,12 +1,14 @@
 """The copy check (grader/copycheck.py) on the calibration cases, fast and without grading anything.
 
-Honest code must not match: the untouched stubs, the reference against the oracles (written independently of
-them), the sample submission, and each catalogued mistake written into the stub as a student would write it
-(against the reference and the oracles). Copies must: the reference and every oracle file of a problem that
-has one renamed, reformatted, stripped of comments and docstrings, reordered (functions, and independent
-assignments), or re-emitted token by token; a part of an oracle pasted below the stub, or below the reference's
-own module (for the oracle: the reference is code of its own). `python -m tests.meta.test_copycheck` prints
-the figures the thresholds were chosen on (the comment beside them in grader/copycheck.py).
+Honest code must not match: the untouched stubs, the reference against the oracles (written independently of them),
+the sample submission, and each catalogued mistake written into the stub as a student would write it (against the
+reference and the oracles). Copies must: the reference and every oracle file of a problem that has one renamed,
+reformatted, stripped of comments and docstrings, reordered (functions, and independent assignments), re-emitted
+token by token, or padded with a dead statement after every statement; a part of an oracle pasted below the stub, or
+below the reference's own module (for the oracle: the reference is code of its own), and padded. Not caught, and so
+not in the table: 60 lines of an oracle, padded, below the reference's module (10 and 12 statements in order, for
+flops and activation_checkpointing, against the sample's 10 of the reference). `python -m tests.meta.test_copycheck`
+prints the figures the thresholds were chosen on (the comment beside them in grader/copycheck.py).
 """
 
 import ast
@@ -136,7 +138,23 @@ def reemitted(source: str) -> str:
     return tokenize.untokenize(out)
 
 
-REWRITES = {"renamed": renamed, "reordered": lambda s: renamed(reordered(s)), "re-emitted": reemitted}
+PAD = "zq_pad = [zq_k * 3 for zq_k in range(7) if zq_k % 2] + [1, 2, 3] * 0"  # 25 tokens that change nothing
+
+
+def padded(source: str) -> str:
+    """Renamed, with a dead statement of 25 tokens after every statement of every body: every k-gram that spans
+    two statements is broken (issue 41: 11.7% of the fingerprints matched, a run of 8)."""
+    tree = ast.parse(renamed(source))
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                setattr(node, name, [new for statement in body for new in (statement, ast.parse(PAD).body[0])])
+    return ast.unparse(tree)
+
+
+REWRITES = {"renamed": renamed, "reordered": lambda s: renamed(reordered(s)), "re-emitted": reemitted,
+            "padded": padded}
 
 
 def pasted_part(problem_id: str, lines: int = 120) -> str:
@@ -200,6 +218,8 @@ def calibration() -> list[tuple[str, str, str, copycheck.Match]]:
             for name, rewrite in REWRITES.items():
                 add(f"{source.name} {name}", p.module, "copy", stub(p.module) + "\n" + rewrite(text), only="oracle")
         add("oracle pasted in part", p.module, "copy", stub(p.module) + "\n" + pasted_part(p.id), only="oracle")
+        add("oracle pasted in part, padded", p.module, "copy", stub(p.module) + "\n" + padded(pasted_part(p.id)),
+            only="oracle")
         add("reference, oracle pasted in part below", p.module, "copy", reference(p.module) + "\n"
             + pasted_part(p.id, lines=60), only="oracle")
     add("sample (partial)", "flops", "honest", (SAMPLE / "flops.py").read_text())
@@ -226,12 +246,22 @@ def test_every_rewritten_copy_is_caught(rows):
 def test_the_thresholds_have_room_on_both_sides(rows):
     # each threshold sits between honest code and the copies, with room on both sides
     honest = [m for _, _, kind, m in rows if kind == "honest"]
-    whole = [m for case, _, kind, m in rows if kind == "copy" and "below" not in case]
-    parts = [m for case, _, kind, m in rows if kind == "copy" and "below" in case]
+    fingerprinted = [(case, m) for case, _, kind, m in rows if kind == "copy" and "padded" not in case]
+    whole = [m for case, m in fingerprinted if "below" not in case]
+    parts = [m for case, m in fingerprinted if "below" in case]
     assert max(m.share for m in honest if m.matched >= copycheck.MIN_MATCHED) < copycheck.MIN_SHARE - 0.08
     assert min(m.share for m in whole) > copycheck.MIN_SHARE + 0.08
     assert max(m.longest for m in honest) <= copycheck.MIN_RUN / 2
     assert min(m.longest for m in parts) > copycheck.MIN_RUN
+    # the statements in order, for padded copies: a whole module by its share, a part by its count
+    padded = [(case, m) for case, _, kind, m in rows if kind == "copy" and case.endswith(" padded")]
+    padded_whole = [m for case, m in padded if "part" not in case]
+    padded_parts = [m for case, m in padded if "part" in case]
+    assert max(m.in_order for m in honest) <= copycheck.MIN_IN_ORDER - 5
+    assert max(m.in_order_share for m in honest) < copycheck.MIN_IN_ORDER_SHARE - 0.2
+    assert min(m.in_order_share for m in padded_whole) > copycheck.MIN_IN_ORDER_SHARE + 0.2
+    assert min(m.in_order for m in padded_whole) >= copycheck.MIN_IN_ORDER_WHOLE
+    assert min(m.in_order for m in padded_parts) > copycheck.MIN_IN_ORDER
 
 
 def test_the_stub_counts_for_nothing():
@@ -305,16 +335,17 @@ def main() -> None:
         print(f"{p.module:<26} sources read once: {1000 * read:5.0f} ms; a check of the reference's "
               f"{text.count(chr(10))} lines: {1000 * (time.process_time() - start):5.1f} ms CPU")
     rows = calibration()
-    print(f"\n{'case':<52}{'module':<26}{'against':<11}{'matched':>9}{'share':>7}{'run':>5}")
+    print(f"\n{'case':<52}{'module':<26}{'against':<11}{'matched':>9}{'share':>7}{'run':>5}{'order':>6}{'of src':>7}")
     for case, module, kind, m in sorted(rows, key=lambda r: (r[2], -r[3].share)):
         flag = "COPY" if m.copied else ""
         print(f"{kind[0]} {case[:50]:<50}{module:<26}{m.against:<11}{m.matched:>4}/{m.own:<4}{m.share:>7.0%}"
-              f"{m.longest:>5} {flag}")
+              f"{m.longest:>5}{m.in_order:>6}{m.in_order_share:>7.0%} {flag}")
     for kind in ("honest", "copy"):
-        shares = [m.share for _, _, k, m in rows if k == kind]
-        runs = [m.longest for _, _, k, m in rows if k == kind]
-        print(f"{kind}: {len(shares)} comparisons, share min {min(shares):.0%} max {max(shares):.0%}; longest run "
-              f"min {min(runs)} max {max(runs)} fingerprints")
+        found = [m for _, _, k, m in rows if k == kind]
+        shares, runs, orders = [m.share for m in found], [m.longest for m in found], [m.in_order for m in found]
+        print(f"{kind}: {len(found)} comparisons, {sum(m.copied for m in found)} flagged as copies; share min "
+              f"{min(shares):.0%} max {max(shares):.0%}; longest run min {min(runs)} max {max(runs)} fingerprints; "
+              f"statements in order min {min(orders)} max {max(orders)}")
 
 
 if __name__ == "__main__":
