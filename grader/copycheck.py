@@ -27,6 +27,12 @@ problem (grader/registry.py's ORACLES, every file of a package, read from the in
 them) taken together, or the reference's module of its problem (skipped where there is none: the student release).
 The evidence names the source files and the line ranges that match on both sides, for course staff (results.json's
 extra_data).
+
+A copy can also be carried as data: compressed and encoded into a literal, decoded and compiled at import. So a
+module that calls what runs code given as text (`exec`, `eval`, `compile`) or decodes or decompresses data
+(`DECODING`), or holds a literal of OPAQUE_CHARACTERS or more without spaces, is evidence by itself
+(`carried_as_data`); and each literal that long is decoded as a copy would be (base64, base85, ascii85, hex; then
+zlib, lzma, bz2, where that works) and what comes out as text is checked as a module of its own.
 """
 
 import ast
@@ -422,6 +428,68 @@ def check(module: str, source: bytes | str) -> list[Match]:
     return matches
 
 
+RUNS_TEXT = frozenset({"exec", "eval", "compile"})  # builtins that run code given as text
+DECODING = frozenset({"b64decode", "b85decode", "a85decode", "b32decode", "b16decode", "decodebytes",
+                      "standard_b64decode", "urlsafe_b64decode", "decompress", "a2b_base64", "a2b_hex", "unhexlify",
+                      "CodeType", "FunctionType"})  # attributes that turn data into code, or into its text
+OPAQUE_CHARACTERS = 2000  # a literal this long is decoded; without spaces, it is evidence (the stubs' docstrings,
+# up to 5,244 characters, are prose: a sixth spaces)
+
+
+def carried_as_data(module: str, text: str) -> list[str]:
+    """What of `module` runs or decodes code given as data, or could hold it: evidence for a person by itself, and
+    the copy check of each large literal decoded."""
+    try:
+        with AST_LOCK:
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names, attributes = bound_names(text) or (frozenset(), frozenset())
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else None
+            attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            owner = node.func.value.id if attribute and isinstance(node.func.value, ast.Name) else None
+            if name in RUNS_TEXT and name not in names or attribute in DECODING and attribute not in attributes \
+                    or attribute == "loads" and owner in ("marshal", "pickle"):
+                lines.append(f"[data] {module}.py line {node.lineno}: calls {name or attribute}, which runs or decodes "
+                             "code given as data (no solution needs it)")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and \
+                len(node.value) >= OPAQUE_CHARACTERS:
+            spaces = sum(c in b" \n\t" for c in (node.value.encode("utf-8", "replace") if isinstance(
+                node.value, str) else node.value))
+            if spaces < len(node.value) / 100:  # prose and code are a sixth spaces; encoded data has none
+                lines.append(f"[data] {module}.py line {node.lineno}: a literal of {len(node.value)} characters "
+                             "without a space: data, not text")
+            lines += [f"{m.evidence()} (decoded from the literal at line {node.lineno})"
+                      for decoded in _decoded(node.value) for m in check(module, decoded) if m.copied]
+    return lines
+
+
+def _decoded(value: str | bytes) -> list[str]:
+    """`value` decoded as a copy carried in a literal would be: every text that comes out of base64, base85, ascii85
+    or hex, followed by nothing or by zlib, lzma or bz2."""
+    import base64
+    import binascii
+    import bz2
+    import lzma
+
+    data = value.encode("latin-1", "replace") if isinstance(value, str) else value
+    found = []
+    for decode in (base64.b64decode, base64.b85decode, base64.a85decode, binascii.unhexlify, bytes):
+        try:
+            raw = decode(data)
+        except (ValueError, TypeError):
+            continue
+        for expand in (bytes, zlib.decompress, lzma.decompress, bz2.decompress):
+            try:
+                found.append(expand(raw).decode("utf-8"))
+            except (ValueError, TypeError, OSError, EOFError, lzma.LZMAError, zlib.error):
+                continue
+    return found
+
+
 def evidence(modules: dict[str, bytes]) -> list[str]:
     """One line of evidence per copy among the submitted `modules` (name -> source), and one per module too large
     to read in the time it may take. Every module is read but the untouched stubs: one whose functions all
@@ -435,6 +503,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
                          "(the reference's largest module is 25 kB): not compared, for a person to look at")
             continue
         lines += [m.evidence() for m in check(name, source) if m.copied]
+        lines += carried_as_data(name, source.decode("utf-8", errors="replace"))
     return lines
 
 

@@ -58,6 +58,7 @@ from grader.registry import PROFILER_SWITCHES, RECORD_AUDITS
 MAX_EVIDENCE = 50  # frames per worker: 50 short frames fit in a pipe's buffer, so sending never blocks
 SIGNIFICANT = 24  # characters a source line needs to identify its file (shorter ones are common to any code)
 COPIED_LINES = 8  # distinct significant lines of an oracle that make a compiled text a copy of it
+GENERATED = 200  # characters of source the code under test compiles itself (exec, eval, compile): code as data
 # The events the hook looks at (all others return at once); for attribute events, which attributes.
 ATTRIBUTE_EVENTS = {"object.__getattr__": frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"}),
                     "object.__setattr__": frozenset({"__code__", "__defaults__", "__kwdefaults__"})}
@@ -185,6 +186,7 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     # the constants too: rebinding this module's names cannot blind the hook, even for a moment
     audited, audited_prefixes, attribute_events = AUDITED, AUDITED_PREFIXES, ATTRIBUTE_EVENTS
     reaching, spawning, importing, significant, copied_lines = REACHING, SPAWNING, IMPORTING, SIGNIFICANT, COPIED_LINES
+    generated = GENERATED
     request = [None, False]  # the id of the request being answered; whether the code under test is running
     sent: set[str] = set()
 
@@ -266,6 +268,10 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             if isinstance(filename, str) and filename.startswith("/") and not filename.startswith(student) \
                     and import_origin(caller) != filename and asked_by_student() and not send(
                         f"compiled code under another file's name, {filename} (at {where(caller)})"):
+                raise PermissionError("the grading worker refuses this: the audit could not be recorded")
+            if isinstance(source, str | bytes) and len(source) >= generated and caller is not None and \
+                    caller.f_code.co_filename.startswith(student) and asked_by_student() and not send(
+                        f"compiled {len(source)} characters of code given as data (at {where(caller)})"):
                 raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "object.__setattr__":
             target, name = args[0], args[1]

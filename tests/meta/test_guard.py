@@ -574,6 +574,23 @@ def test_a_frame_of_the_grader_from_a_traceback_is_evidence_and_ones_own_frames_
     assert len(reported) == 1 and "took a frame of the grader's code from a traceback" in reported[0], reported
 
 
+def test_code_the_student_compiles_from_data_is_evidence(worker_tree):
+    """exec, eval or compile of a text of the code under test's own, however it reached them (a builtin found by a
+    name it built): evidence, for code carried as data. A short eval, and the standard library's own exec (a
+    namedtuple), are not."""
+    outcome, reported = call_attack(worker_tree, "flops", """
+        import builtins as _b, collections as _c
+        _CODE = "def _f(b, d, k):\\n" + "".join(f"    x{i} = {i}\\n" for i in range(30)) + "    return 2 * b * d * k\\n"
+
+        def attack():
+            ns = {}
+            getattr(_b, "ex" + "ec")(_CODE, ns)
+            return [ns["_f"](1, 2, 3), eval("2 + 2"), _c.namedtuple("P", "x y")(1, 2).y]
+    """)
+    assert outcome == [12, 4, 2], outcome
+    assert len(reported) == 1 and "characters of code given as data" in reported[0], reported
+
+
 def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
     from grader.harness import seccomp
 

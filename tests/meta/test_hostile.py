@@ -6,6 +6,7 @@ namespaces) and with the separate-user layer alone (`--sandbox user`, as on Grad
 are not allowed). A last test runs the grader as an ordinary user, as a student grading their own work.
 """
 
+import base64
 import csv
 import ctypes
 import hashlib
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,7 @@ from grader.harness import sandbox, seccomp
 from grader.registry import BY_ID
 from grader.scoring import not_started
 from grader.staff import answers_cache
+from tests.meta import rewrites
 from tests.meta.suite import ROOT, grader_env
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -142,8 +145,14 @@ class Listener:
 
 
 def case_source(case: str, listener: str) -> str:
-    """The case's submission: the flops stub with the attack appended."""
+    """The case's submission: the flops stub with the attack appended, its placeholders filled in (the oracle's
+    code is made from the installed torch here, never kept in the repository)."""
     attack = (HOSTILE / f"{case}.py").read_text().replace("__LISTENER__", listener)
+    if '"__ENCODED_ORACLE__"' in attack:
+        oracle = Path(rewrites.installed("torch/utils/flop_counter.py")).read_bytes()
+        attack = attack.replace('"__ENCODED_ORACLE__"', repr(base64.b85encode(zlib.compress(oracle)).decode()))
+    if "# __PADDED_ORACLE__" in attack:
+        attack = attack.replace("# __PADDED_ORACLE__", rewrites.padded(rewrites.pasted_part("flops")))
     return (ROOT / "assignment" / "flops.py").read_text() + "\n\n# -- the attack --\n" + attack
 
 
