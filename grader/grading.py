@@ -75,7 +75,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     found = None
     run = None
     try:
-        box = Sandbox(layers, limits.submission_seconds)
+        box = Sandbox(layers, limits.submission_seconds, limits.worker_memory_mb)
         with box:
             workspace = build_workspace(submission, box.private)
             box.expose(workspace.root)

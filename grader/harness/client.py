@@ -176,8 +176,15 @@ class Worker:
 
     def _spawn(self, forking: list[str] = (), stdin=subprocess.PIPE, stderr=subprocess.PIPE) -> subprocess.Popen:
         command, env, cwd = self._command(forking)
+        sandbox = self.sandbox
+
+        def prepare() -> None:  # in the worker's process, before it starts
+            volunteer_for_oom()
+            if sandbox:
+                sandbox.join()
+
         return subprocess.Popen(command, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr,
-                                start_new_session=True, preexec_fn=volunteer_for_oom)
+                                start_new_session=True, preexec_fn=prepare)
 
     def _fork(self) -> ForkedProcess | None:
         """The worker of the current problem, forked from the fork server of its group (started at the group's

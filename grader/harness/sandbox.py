@@ -4,8 +4,11 @@ The grader opens one `Sandbox` per submission; the test process starts every wor
 (grader/harness/client.py). Layers, in the order they apply, each with the attacks it stops, each on where the
 machine allows it (`resource-grader doctor` says which are and why):
 
-1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps.
-                               Stops: disk, CPU and file-descriptor bombs, core files.
+1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps; and
+                               where the grader may make one (cgroup v1's memory hierarchy), a memory cgroup
+                               for the grading's workers, charged with all they hold: tmpfs and /dev/shm
+                               files included, which no rlimit counts (`memory_group`).
+                               Stops: disk, CPU and file-descriptor bombs, core files, memory held in files.
 2. user        grader is root  a uid/gid of its own per grading (claim_uid: no two graders of the machine
                                ever share one), no supplementary groups, at most
                                MAX_PROCESSES processes, a scrubbed environment, a private home; it cannot
@@ -100,6 +103,7 @@ class Spec:
     binds: list[str] = field(default_factory=list)  # read-only, at the same path (namespaces)
     masks: list[str] = field(default_factory=list)  # secret folders inside binds, hidden under an empty tmpfs
     oracles: dict[str, list[str]] = field(default_factory=dict)  # problem -> its oracles' files, hidden from its worker
+    memory_group: str | None = None  # the cgroup every worker joins as it starts (`join`), where there is one
 
     @classmethod
     def load(cls, path: str | Path) -> "Spec":
@@ -130,6 +134,12 @@ class Spec:
         and their oracles' files not (`hide_oracles`); the namespaces layer masks them in the command instead."""
         if "user" in self.layers and "namespaces" not in self.layers and acl_problem() is None:
             hide_oracles(self.uid, self.hidden(problems), self.oracles)
+
+    def join(self) -> None:
+        """In a worker's process before it starts (Popen's preexec_fn, as the grader's user): into the grading's
+        memory cgroup, with everything it will start."""
+        if self.memory_group:
+            Path(self.memory_group, "cgroup.procs").write_text(str(os.getpid()))
 
     def env(self) -> dict[str, str]:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
@@ -620,9 +630,10 @@ def _is_mount(path: Path) -> bool:
 class Sandbox:
     """The folders, uid and teardown of one grading: `with Sandbox(layers) as box: ...`."""
 
-    def __init__(self, layers: Layers, cpu_seconds: float = 600):
-        self.layers, self.cpu_seconds = layers, int(cpu_seconds) + 1
+    def __init__(self, layers: Layers, cpu_seconds: float = 600, memory_mb: int = 0):
+        self.layers, self.cpu_seconds, self.memory_mb = layers, int(cpu_seconds) + 1, memory_mb
         self.uid, self.lock = None, -1
+        self.memory_group: Path | None = None
         self.mounted = False
         self.problems: list[str] = []  # teardown failures, for the operator's log
 
@@ -643,6 +654,8 @@ class Sandbox:
         self.private.mkdir(mode=0o700)
         self.tree.mkdir(mode=0o755)
         self.home.mkdir(mode=0o700)
+        if self.memory_mb:
+            self.memory_group = memory_group(self.memory_mb)
         if "user" in self.layers.active:
             self.uid, self.lock = claim_uid()
             hold_uid(self.uid)
@@ -664,7 +677,7 @@ class Sandbox:
         binds = _interpreter_paths()
         masks = [s for s in _secret_paths() if _inside(s, binds)]
         spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
-                    binds, masks, oracle_files())
+                    binds, masks, oracle_files(), str(self.memory_group) if self.memory_group else None)
         path = self.private / "sandbox.json"
         path.write_text(json.dumps(asdict(spec)))
         return path
@@ -702,6 +715,11 @@ class Sandbox:
                 self.problems += remove_owned(Path(folder), self.uid)
             self._remove_ipc()
             self.problems += filter(None, [clear_keyrings(self.uid)])
+        if self.memory_group is not None:
+            try:
+                self.memory_group.rmdir()  # its processes are gone; what its files held is its parent's now
+            except OSError as exc:
+                self.problems.append(f"could not remove the memory cgroup {self.memory_group}: {exc}")
         if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
         os.close(self.in_use)
@@ -750,6 +768,29 @@ def clear_keyrings(uid: int) -> str | None:
     return None if status == 0 else f"could not clear the keyrings of uid {uid} (status {status})"
 
 
+def memory_group(memory_mb: int) -> Path | None:
+    """A new memory cgroup of `memory_mb` MiB (swap included where it is counted) for one grading's workers, below
+    the grader's own in cgroup v1's memory hierarchy; None where the grader may make none (no such hierarchy, not
+    root, cgroup v2: a worker there must stay in its grading's CPU share, grader/cpushare.py). The kernel charges
+    it with what the workers hold, files in tmpfs and /dev/shm included, and kills one of them past it."""
+    from grader.cpushare import _own_cgroup
+
+    parent = _own_cgroup("memory")
+    if parent is None or not (parent / "memory.limit_in_bytes").exists():
+        return None
+    group = parent / f"ra-sandbox-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+        (group / "memory.limit_in_bytes").write_text(str(memory_mb * 2**20))
+    except OSError:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        return None
+    with contextlib.suppress(OSError):
+        (group / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 2**20))
+    return group
+
+
 def remove_owned(folder: Path, uid: int) -> list[str]:
     """Remove what `uid` left in a folder that every user may write to; what could not be removed, in words."""
     problems = []
@@ -792,8 +833,13 @@ def ipc_objects(uids: set[int]) -> list[tuple[str, str]]:
 def doctor(mode: str = "auto") -> str:
     """Which layers are active on this machine, and why the others are not."""
     layers = detect(mode)
+    probe = memory_group(64)
+    if probe is not None:
+        probe.rmdir()
+    memory = ("a memory cgroup per grading: what its workers hold in files counts too" if probe is not None else
+              "address space only (no cgroup v1 memory hierarchy the grader may write to)")
     rows = [f"{'limits':<11} on   files <= {FILE_BYTES >> 20} MiB, CPU time <= the time limit, "
-            f"{OPEN_FILES} open files, no core dumps"]
+            f"{OPEN_FILES} open files, no core dumps; memory: {memory}"]
     for layer, on_text in [("user", f"a free uid from {UID_BASE}, no groups, <= {MAX_PROCESSES} processes, "
                                     "scrubbed environment, private home"),
                            ("namespaces", "bwrap: own pid/ipc/net/uts/mount namespaces, read-only view, no network")]:
@@ -812,7 +858,8 @@ def doctor(mode: str = "auto") -> str:
     why = kernel_filter_problem()
     rows.append(f"{'seccomp':<11} {'off' if why else 'on '}  " + (why + ": new processes, ptrace and other processes' "
                 "memory are then only evidence for review (the guard)" if why else
-                "the worker's kernel filter: no new process, no ptrace, no other process's memory; threads allowed"))
+                "the worker's kernel filter: no new process, no ptrace, no other process's memory, no signal but "
+                "to itself, no keyrings, message queues, memfd or io_uring; threads allowed"))
     rows.append("")
     rows.append(layers.describe())
     rows.append("batch (other people's code): " + ("allowed" if layers.sandboxed else "refused without --no-sandbox"))

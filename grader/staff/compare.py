@@ -378,7 +378,7 @@ def run(options) -> int:
         print(f"resource-grader compare: no function {missing} in {', '.join(options.problem)}", file=sys.stderr)
         return 2
     try:
-        with sandbox.Sandbox(layers) as box:
+        with sandbox.Sandbox(layers, memory_mb=options.memory_mb) as box:
             workspace = build_workspace(options.submission, box.private)
             modules = workspace.modules()
             untouched = [p for p in options.problem if not_started(modules[registry.BY_ID[p].module])]
@@ -500,7 +500,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
             result.functions[f"{problem}.{entry.key}"] = FunctionMatch(True, list(entry.names), [], 0)
     try:
         if run:
-            with sandbox.Sandbox(layers, seconds) as box:
+            with sandbox.Sandbox(layers, seconds, memory_mb) as box:
                 workspace = build_workspace(submission, box.private)
                 box.expose(workspace.root)
                 from grader.harness.client import IsolatedPackage

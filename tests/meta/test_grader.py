@@ -219,6 +219,45 @@ def test_the_fingerprints_end_at_their_deadline_whatever_a_call_does(tmp_path):
     assert took < 6 + 12, f"the fingerprints took {took:.1f} s of their 6 (a sandbox's teardown may take 10 more)"
 
 
+FILLS_ITS_HOME = """
+import os as _os
+
+for _i in range(8):  # 256 MiB in files of 32 MiB, in the home's tmpfs: memory that no rlimit of the worker counts
+    try:
+        with open(_os.path.join(_os.environ["HOME"], f"ra-hostile-fill-{_i}"), "wb") as _f:
+            _f.write(b"\\1" * 2**25)
+    except OSError:
+        break
+"""
+
+
+def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
+    """A memory cgroup per grading (sandbox.memory_group) is charged with what the workers hold, files in tmpfs
+    included: a worker that fills its home beyond what the grading may hold is stopped, with the memory message."""
+    from grader.harness.client import IsolatedPackage, WorkerDied
+    from grader.submission import build_workspace
+
+    probe = sandbox.memory_group(64)
+    if probe is None:
+        pytest.skip("no memory cgroup the grader may make here (cgroup v1's memory hierarchy, as root)")
+    probe.rmdir()
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "flops.py").write_text(reference_source() + FILLS_ITS_HOME)
+    with sandbox.Sandbox(sandbox.detect("auto"), 600, memory_mb=400) as box:
+        workspace = build_workspace(folder, box.private)
+        box.expose(workspace.root)
+        spec = sandbox.Spec.load(box.spec())
+        package = IsolatedPackage("assignment", workspace.root, call_timeout=60, memory_limit_mb=3072, sandbox=spec)
+        try:
+            package.worker.begin_test("test_grader::memory", "flops")
+            with pytest.raises(WorkerDied, match="more memory than the autograder allows"):
+                package.flops.matmul_flops(2, 3, 4)
+        finally:
+            package.close()
+    assert not Path(spec.memory_group).exists(), "the teardown removes the grading's memory cgroup"
+
+
 def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path):
     for name in ("json", "torch", "hypothesis"):  # the grader's process imports these
         (tmp_path / f"{name}.py").write_text(f"raise SystemExit('the submission folder shadowed {name}')\n")
