@@ -24,7 +24,7 @@ from tests import oracles
 from tests.checks import call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import memory as scenarios
-from tests.strategies import big_sizes, distinct_sizes
+from tests.strategies import big_sizes, distinct_sizes, every
 from tests.strategies.memory import module_specs, precision_policies, stack_specs
 
 pytestmark = pytest.mark.memory
@@ -67,7 +67,7 @@ def expect_breakdown(got, expected: BytesPerParam, what: str) -> None:
 # -- tensor_bytes -----------------------------------------------------------------------------------------
 
 @given(shape=st.lists(st.integers(0, 9), max_size=4), dtype=st.sampled_from(ALL_DTYPES))
-@example(shape=[2, 3], dtype=torch.float4_e2m1fn_x2)  # a packed dtype: one of ~30, rare among generated ones
+@every({"shape": [2, 3]}, dtype=ALL_DTYPES)  # every dtype (packed ones too), not a draw of a few
 def test_tensor_bytes_matches_torch(impl, shape, dtype):
     shape = tuple(shape)
     got = impl.memory.tensor_bytes(shape, dtype)
@@ -79,8 +79,11 @@ def test_tensor_bytes_matches_torch(impl, shape, dtype):
                hint="elements x dtype.itemsize; a packed dtype's element is one byte, as torch counts it")
 
 
-@given(sizes=big_sizes(3), dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.float8_e4m3fn,
-                                                     torch.float4_e2m1fn_x2, torch.complex64]))
+BIG_DTYPES = (torch.float32, torch.bfloat16, torch.float8_e4m3fn, torch.float4_e2m1fn_x2, torch.complex64)
+
+
+@given(sizes=big_sizes(3), dtype=st.sampled_from(BIG_DTYPES))
+@every({"sizes": [2**31 + 1, 2**31 + 3, 7]}, dtype=BIG_DTYPES)
 @example(sizes=[10**12, 10**12 - 1, 999_999_999_989], dtype=torch.complex64)  # ~8e36 bytes, exact
 @example(sizes=[2**31 + 1, 2**31 + 3, 3], dtype=torch.float4_e2m1fn_x2)  # beyond 2^53, odd
 def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
@@ -207,6 +210,7 @@ def test_saved_activations_starts_from_zero_each_time_it_is_entered(impl, first,
 
 
 @given(sizes=distinct_sizes(3, 1, 12), dtype=st.sampled_from(["float32", "bfloat16", "float64"]))
+@every({"sizes": [3, 5, 2]}, dtype=("float32", "bfloat16", "float64"))
 def test_mlp_activation_bytes_matches_the_measurement(impl, sizes, dtype):
     batch, width, layers = sizes
     got = impl.memory.mlp_activation_bytes(batch, width, layers, scenarios.DTYPES[dtype])

@@ -4,6 +4,9 @@ are here.
 Sizes per named dimension are distinct, so an answer with two dimensions swapped cannot pass.
 """
 
+import itertools
+
+from hypothesis import example
 from hypothesis import strategies as st
 
 
@@ -27,3 +30,17 @@ PINNED = "the pinned inputs"
 def pinned_or_drawn(data, pinned: list, strategy, label: str) -> list:
     """The item's pinned inputs for its explicit example (`data` is PINNED), else one input drawn from `strategy`."""
     return pinned if data is PINNED else [data.draw(strategy, label=label)]
+
+
+def every(fixed: dict, **spaces):
+    """Every combination of the small finite `spaces` (argument -> its values: the fused kernels, a list of dtypes)
+    as an explicit example of the test, its other arguments `fixed`: a space this small is tried whole in every
+    grading, never left to a draw that a resubmission could change."""
+    names = list(spaces)
+
+    def decorate(test):
+        for values in reversed(list(itertools.product(*spaces.values()))):
+            test = example(**fixed, **dict(zip(names, values, strict=True)))(test)
+        return test
+
+    return decorate
