@@ -3,7 +3,9 @@
 `IsolatedPackage` looks like `LocalPackage` (`pkg.flops.matmul_flops(2, 3, 4)`, `pkg.run(scenario, ...)`)
 but every call is sent to the worker as data, and every result comes back as data, decoded into fresh
 objects here. A call that does not return within its time limit kills the worker (a fresh one starts for
-the next call); a worker that dies while importing a module marks that module broken, so later calls
+the next call), and that function (or scenario) is not called again in this run: its later calls fail at once
+with the first timeout's message, so an infinite loop costs what a function left unfinished costs, not the time
+limit of every call. A worker that dies while importing a module marks that module broken, so later calls
 into it fail at once instead of restarting the worker again and again.
 
 Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
@@ -150,7 +152,7 @@ class Worker:
         self.broken_modules: dict[str, str] = {}
         self.current_test = ""
         self.current_problem: str | None = None
-        self.timed_out: dict[tuple[str, str], str] = {}
+        self.timed_out: dict[object, str] = {}  # how a call ran out of time: never called again (`_request`)
         self.died: dict[tuple[str, str], str] = {}  # (test, call) -> how the worker died in it
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
@@ -358,8 +360,11 @@ class Worker:
         if module in self.broken_modules:
             raise WorkerDied(self.broken_modules[module])
         key = (self.current_test, what)
-        if key in self.timed_out:
-            raise WorkerTimeout(f"{self.timed_out[key]} (not called again in this test)")
+        # a function of the code under test that ran out of time is not called again in this run (a loop costs
+        # what a function left unfinished costs); a scenario, which calls whatever its arguments name, in this test
+        spent = what if message.get("op") == "call" else key
+        if spent in self.timed_out:
+            raise WorkerTimeout(f"{self.timed_out[spent]} (it ran out of time before: not called again)")
         if key in self.died:  # hypothesis replays a failing example: the same failure, without another worker
             raise WorkerDied(f"{self.died[key]} (not called again in this test)")
         test_left = self.test_cpu_seconds - self.test_cpu_used if self.test_cpu_seconds else float("inf")
@@ -404,8 +409,8 @@ class Worker:
                 raise WorkerTimeout(self.broken_modules[importing]) from None
             if cpu < self.call_timeout and used >= cpu:
                 raise WorkerTimeout(self._test_spent()) from None
-            self.timed_out[key] = f"{what} did not return within {within}"
-            raise WorkerTimeout(self.timed_out[key]) from None
+            self.timed_out[spent] = f"{what} did not return within {within}"
+            raise WorkerTimeout(self.timed_out[spent]) from None
         except WorkerDied as exc:
             if importing is not None:
                 self.broken_modules[importing] = (

@@ -112,6 +112,9 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
+    from grader.harness import time_limit
+
+    config.pluginmanager.register(time_limit, "resource-accounting-time-limit")
     if config.getoption("--test-memory-mb"):
         import resource
 

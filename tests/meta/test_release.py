@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,25 @@ def test_the_reference_dropped_in_passes_every_local_test(installed, solved, tmp
     failing = [f"{r['nodeid']}: {r['message'][:300]}" for r in graded
                if not r["differential"] and r["outcome"] != "passed"]
     assert not failing, "\n".join(failing)
+
+
+def test_plain_pytest_ends_a_loop_by_itself_naming_the_limit(installed, solved, tmp_path):
+    """A student's infinite loop in a generated test, under plain `pytest`: the test fails at its time limit (set to
+    5 s here) with a message that names it and `--isolated`, and the run goes on. pytest-timeout's own failure was
+    caught by hypothesis, which ran the looping example again with no alarm left: the run never ended."""
+    tree = tmp_path / "student-repo"
+    shutil.copytree(solved, tree)
+    module = tree / "assignment" / "roofline.py"
+    header = "def relu_cost(n: int, dtype: torch.dtype) -> OpCost:\n"
+    module.write_text(module.read_text().replace(header, header + "    while True:\n        pass\n", 1))
+    env = {**student_env(), "PYTHONPATH": str(tree)}
+    started = time.monotonic()
+    done = run([python_of(installed), "-m", "pytest", "-q", "-m", "roofline", "-k", "test_relu_cost or test_dot_cost",
+                "-o", "timeout=5"], cwd=tree, env=env, timeout=300)
+    took = time.monotonic() - started
+    assert "ran past 5 s and was stopped" in done.stdout and "--isolated" in done.stdout, done.stdout[-3000:]
+    assert "1 failed, 1 passed" in done.stdout, done.stdout[-3000:]  # the next test ran
+    assert took < 60, f"the run took {took:.0f} s"
 
 
 # -- its grader -------------------------------------------------------------------------------------

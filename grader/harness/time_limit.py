@@ -1,0 +1,53 @@
+"""A graded test that runs in pytest's own process (plain `pytest`, a student's first check) ends by itself.
+
+pytest-timeout's signal method fails a test that runs past its `timeout` by raising pytest's `Failed`, which
+hypothesis catches as any failure: it then runs the test's examples again to shrink it, each calling the looping
+function again, and the alarm has gone off. A loop in a generated test ran on for as long as anyone waited.
+
+So for a graded test in this process (the grader's isolated runs have their own limit per call:
+grader/harness/client.py), the alarm raises `TimeLimitReached`, which is no `Exception`: neither hypothesis nor
+the code under test's `except Exception` catches it, and the test fails at once, naming the limit. The alarm
+repeats every second after that, should the code under test catch it all the same. The limit is pyproject's
+`timeout` or IN_PROCESS_SECONDS, the lower.
+"""
+
+import signal
+import threading
+
+import pytest
+
+from grader.registry import BY_ID
+
+IN_PROCESS_SECONDS = 60.0  # the reference's slowest graded test takes a few seconds here, thorough profile included
+
+
+class TimeLimitReached(BaseException):
+    """A graded test ran past its time limit in pytest's own process: an infinite loop, most likely."""
+
+
+def message(seconds: float) -> str:
+    return (f"this test ran past {seconds:g} s and was stopped: an infinite loop, or a very slow one, in the code "
+            "it calls? (`pytest --isolated` runs your code in a process of its own, each call limited to "
+            "--call-timeout seconds, as the grader does)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    graded = any(m.name in BY_ID for m in item.iter_markers()) and not item.config.option.isolated
+    if not graded or not settings.timeout or settings.method != "signal" or \
+            threading.current_thread() is not threading.main_thread():
+        return None  # pytest-timeout's own timer
+    seconds = min(settings.timeout, IN_PROCESS_SECONDS)
+
+    def alarm(signum, frame):
+        __tracebackhide__ = True  # the failure shows the student's line that was running, not this one
+        raise TimeLimitReached(message(seconds))
+
+    def cancel():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+    item.cancel_timeout = cancel
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    return True
