@@ -116,7 +116,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             evidence = evidence + copycheck.evidence(modules)  # copies of an oracle or of the reference
             if evidence:
                 status = "review"
-                notes.append(messages.REVIEW)
+                copied = [line for line in evidence if line.startswith("[copy] ")]
+                notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW] * (len(copied) < len(evidence))
                 operator += ["flagged for review: " + line for line in evidence]
             if run.timed_out:
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
@@ -125,7 +126,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 operator += [f"fingerprints: {found.error}"] * bool(found.error)
                 evidence += [f"[fingerprints] {line}" for line in found.review]
                 operator += ["flagged for review while fingerprinted: " + line for line in found.review]
-                if found.review and status == "ok":
+                if found.review and messages.REVIEW not in notes:
                     status = "review"
                     notes.append(messages.REVIEW)
     except SubmissionError as exc:

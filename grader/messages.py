@@ -8,6 +8,9 @@ LOCAL_MODE = ("Local grade: the public inputs (those of `pytest --hypothesis-pro
 REVIEW = ("Flagged for review by course staff: while it was graded, this submission did something that no "
           "solution needs to do (such as reading an oracle's source or reaching into the grader). The score "
           "stands until they have looked.")
+REVIEW_COPY = ("Flagged for review by course staff: parts of this submission are close to a source it must not be "
+               "copied from (an oracle's code, or the reference solution), whatever their names and layout. A person "
+               "will compare them; the score stands until they have looked.")
 LOCAL_TESTS_ONLY = ("Local tests only: the official grade adds the differential tests, which compare your answers "
                     "with the reference solution (not in this repository), so it can be lower.")
 NOTHING_UPLOADED = ("Nothing of your upload was graded: it holds none of the problem modules ({expected}: at its top, "

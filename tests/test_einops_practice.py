@@ -217,7 +217,9 @@ def test_audit_every_function_uses_einops(impl):
     assert not missing, f"{impl.name}/einops_practice.py: these functions do not call einops: {missing}"
     for name, args in audit_calls():
         ran = impl.run(tracing.einops_calls, "einops_practice", name, args, {})
-        assert ran["error"] is None, f"einops_practice.{name} raised {ran['error']}"
+        if ran["error"] is not None:  # a wrong answer is its own test's failure, never the audit's (the audit's
+            assert not ran["error"].startswith("NotImplementedError"), f"einops_practice.{name}: not started"
+            continue  # points wait for every function's exact behaviour: grader/registry.py)
         assert ran["einops"], f"einops_practice.{name} ran without calling einops.einsum/rearrange/reduce/repeat"
 
 

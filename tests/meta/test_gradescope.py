@@ -21,6 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from grader import messages
 from grader.messages import GRADER_ERROR
 from grader.registry import BY_ID, PROBLEMS
 from grader.staff import gradescope
@@ -72,6 +73,7 @@ def autograde(root: Path, upload, *options: str) -> dict:
     assert results_file.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads(results_file.read_text())
     validate(results)
+    results["run_autograder_exit"] = done.returncode  # not the file's: the helper's, for the tests
     return results
 
 
@@ -142,6 +144,9 @@ def test_the_reference_scores_100(autograder):
     # The only evidence is the copy check's (grader/copycheck.py): each module is the reference's
     review = results["extra_data"]["review"]
     assert sorted(line.split(".py:")[0] for line in review) == sorted(f"[copy] {p.module}" for p in PROBLEMS), review
+    # what the student reads names what was found, not an action ("reading an oracle's source") it never did
+    assert messages.REVIEW_COPY in results["output"] and messages.REVIEW not in results["output"]
+    assert results["run_autograder_exit"] == 0, "run_autograder exits 0 whenever it wrote results.json"
 
 
 def test_the_stubs_score_0(autograder):

@@ -125,9 +125,10 @@ except (OSError, ValueError) as exc:
     sys.exit(f"setup.sh: run_autograder left no results.json ({exc}): the image cannot grade")
 out_of = sum(t["max_score"] for t in results["tests"])
 failed = [t["name"] for t in results["tests"] if t["status"] != "passed"]
-# exit 4 is `review`: the reference is a copy of the reference (grader/copycheck.py), and that is all it may be
+# run_autograder exits 0 whenever it wrote results.json; the reference is flagged as a copy of the reference
+# (grader/copycheck.py), and that is all it may be flagged for
 review = [line for line in results.get("extra_data", {}).get("review", []) if not line.startswith("[copy] ")]
-if status not in (0, 4) or review or failed or abs(results["score"] - out_of) > 1e-6 or round(out_of) != 100:
+if status != 0 or review or failed or abs(results["score"] - out_of) > 1e-6 or round(out_of) != 100:
     sys.exit(f"setup.sh: the packaged reference scored {results['score']} of {out_of} (run_autograder exited "
              f"{status}); failed: {failed[:12]}; evidence: {review[:3]}: this image would fail correct submissions")
 print(f"setup.sh: the packaged reference scored {results['score']:g}/{out_of:g} on this image", file=sys.stderr)
