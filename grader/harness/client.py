@@ -1,12 +1,12 @@
 """The test process's side of isolated mode: a worker process that runs the code under test.
 
-`IsolatedPackage` looks like `LocalPackage` (`pkg.flops.matmul_flops(2, 3, 4)`, `pkg.run(scenario, ...)`)
-but every call is sent to the worker as data, and every result comes back as data, decoded into fresh
-objects here. A call that does not return within its time limit kills the worker (a fresh one starts for
-the next call), and that function (or scenario) is not called again in this run: its later calls fail at once
-with the first timeout's message, so an infinite loop costs what a function left unfinished costs, not the time
-limit of every call. A worker that dies while importing a module marks that module broken, so later calls
-into it fail at once instead of restarting the worker again and again.
+`IsolatedPackage` looks like `LocalPackage` (`pkg.flops.matmul_flops(2, 3, 4)`, `pkg.run(scenario, ...)`) but every
+call is sent to the worker as data, and every result comes back as data, decoded into fresh objects here. A call
+that does not return within its time limit kills the worker (a fresh one starts for the next call), and that
+function (or scenario, with the names it was given: `documented.raised('tensors', 'view_result')`) is not called
+again in this run: its later calls fail at once with the first timeout's message, so an infinite loop costs what a
+function left unfinished costs, not the time limit of every call. A worker that dies while importing a module marks
+that module broken, so later calls into it fail at once instead of restarting the worker again and again.
 
 Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
 own CPU time (its whole process tree, read from /proc: grader/harness/cputime.py), and all the calls of one test
@@ -360,9 +360,9 @@ class Worker:
         if module in self.broken_modules:
             raise WorkerDied(self.broken_modules[module])
         key = (self.current_test, what)
-        # a function of the code under test that ran out of time is not called again in this run (a loop costs
-        # what a function left unfinished costs); a scenario, which calls whatever its arguments name, in this test
-        spent = what if message.get("op") == "call" else key
+        # what ran out of time (a function of the code under test, or a scenario with the names it was given) is
+        # not called again in this run: a loop costs what a function left unfinished costs
+        spent = what
         if spent in self.timed_out:
             raise WorkerTimeout(f"{self.timed_out[spent]} (it ran out of time before: not called again)")
         if key in self.died:  # hypothesis replays a failing example: the same failure, without another worker
@@ -487,7 +487,9 @@ class IsolatedPackage:
         target = f"{scenario.__module__}:{scenario.__qualname__}"
         module = scenario.__module__.rsplit(".", 1)[-1]  # tests.scenarios.flops -> flops
         message = {"op": "scenario", "target": target, "args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
-        return self.worker.request(message, module=module, what=f"scenario {scenario.__qualname__}")
+        named = ", ".join(repr(arg) for arg in args if isinstance(arg, str))  # what a generic scenario calls
+        what = f"scenario {scenario.__qualname__}" + (f"({named})" if named else "")
+        return self.worker.request(message, module=module, what=what)
 
     def close(self) -> None:
         self.worker.close()
