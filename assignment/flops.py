@@ -40,7 +40,8 @@ class FlopCounter(TorchDispatchMode):
       products Q K^T and P V, batch*heads*(2*s_q*d_qk*s_k + 2*s_q*s_k*d_v); their `..._backward(grad_out,
       q, k, v, ...)`: the scores recomputed, then the gradients of P, V, Q and K,
       batch*heads*2*s_q*s_k*(3*d_qk + 2*d_v).
-    - every other op: 0.
+    - every other op: 0 (torch's FlopCounterMode also counts convolutions and flex attention; no test runs
+      them, and this counter need not count them).
 
     Attributes, reset to zero each time the context is entered:
     - `total`: int, all FLOPs counted.

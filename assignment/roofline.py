@@ -95,8 +95,8 @@ def plot_roofline(hw: HardwareSpec, points: dict[str, OpCost], path: str,
     each operation of `points` (label -> cost) drawn on the roof and labelled. Readable at a glance: axis
     labels with units, a title naming the GPU and dtype.
 
-    Import matplotlib inside this function (it is an optional extra, use its "Agg" backend); when it is
-    missing raise ImportError whose message says to run pip install -e '.[plot]'."""
+    Import matplotlib inside this function and use its "Agg" backend (matplotlib is installed with the
+    project; where an environment lacks it, raise ImportError whose message says to run pip install -e '.[plot]')."""
     raise NotImplementedError("plot_roofline")
 
 

@@ -234,7 +234,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("round_to_bf16: bit for bit", "generated fp32 bit patterns (ties, subnormals, inf, NaN) against "
           "torch's cast, in three parts: normal numbers, subnormals and zeros, inf, NaN and overflow", 2,
           ("test_round_to_bf16_matches_torch_cast",)),
-        B("round_to_bf16: shape and worked examples", "the shape is kept; the handout's worked examples", 0.25,
+        B("round_to_bf16: shape and worked examples", "the shape is kept; hand-checked bit patterns (ties to even, "
+          "the largest float32, -0, subnormal ties, NaN)", 0.25,
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),
         B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
           ("test_audit_round_to_bf16_uses_integer_operations",), requires="round_to_bf16: shape and worked examples"),
