@@ -36,6 +36,9 @@ seqs = st.integers(1, 12)
 BIG_CONFIG = TransformerConfig(vocab_size=50257, d_model=8190, n_layers=4, n_heads=65, d_ff=28671, n_kv_heads=5,
                                gated_mlp=True)
 BIG_BATCH, BIG_SEQ = 1025, 16383
+# A small example before each big one, so that a slip fails there first and the failure shown is small (hypothesis
+# runs explicit examples first, and shows the first that fails unshrunk).
+SMALL_CONFIG = TransformerConfig(vocab_size=11, d_model=6, n_layers=1, n_heads=2, d_ff=5)
 
 
 def expect_counter(impl, spec: dict, scenario=scenarios.count) -> None:
@@ -58,6 +61,7 @@ def transformer_spec(config, batch, seq, backward=False) -> dict:
 # -- closed-form counts, against FlopCounterMode ------------------------------------------------------
 
 @given(sizes=distinct_sizes(3))
+@example(sizes=[3, 5, 7])
 @example(sizes=[2**20 + 1, 2**21 + 3, 2**22 + 5])  # 2^64 FLOPs: exact beyond 2^53
 def test_matmul_flops_matches_flopcountermode(impl, sizes):
     b, d, k = sizes
@@ -68,6 +72,7 @@ def test_matmul_flops_matches_flopcountermode(impl, sizes):
 
 
 @given(sizes=distinct_sizes(3), bias=st.booleans(), extra_dim=st.sampled_from([0, 3]))
+@example(sizes=[3, 5, 7], bias=True, extra_dim=0)
 @example(sizes=[2**20 + 1, 2**21 + 3, 2**22 + 5], bias=True, extra_dim=3)  # beyond 2^53
 def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
     tokens, d_in, d_out = sizes
@@ -80,6 +85,7 @@ def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
 
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
+@example(config=SMALL_CONFIG, batch=2, seq=3)
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, seq):
     got = impl.flops.transformer_forward_flops(config, batch, seq)
@@ -90,6 +96,7 @@ def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, 
 
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
+@example(config=SMALL_CONFIG, batch=2, seq=3)
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
     # In the model only attention runs batched products (its projections fold into aten.mm).
@@ -112,6 +119,7 @@ def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batc
 
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
+@example(config=SMALL_CONFIG, batch=2, seq=3)
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_training_step_flops_matches_forward_and_backward(impl, config, batch, seq):
     got = impl.flops.training_step_flops(config, batch, seq)
@@ -192,6 +200,7 @@ def test_counter_starts_from_zero_each_time_it_is_entered(impl, first, second):
 # -- approximations and the worked numbers -----------------------------------------------------------
 
 @given(sizes=big_sizes(2))
+@example(sizes=[7, 11])
 @example(sizes=[70 * 10**9 + 1, 15 * 10**12 + 7])  # 6.3e24: a float product rounds
 def test_approx_training_flops_is_six_n_d(impl, sizes):
     params, tokens = sizes
@@ -247,7 +256,7 @@ def test_audit_counter_does_not_use_flopcountermode(impl):
     assert not mentions, f"{impl.name}/flops.py uses torch's FLOP counter (the oracle):\n" + "\n".join(mentions)
     # And at run time: the counter counts the same with torch.utils.flop_counter made unusable. Whether the
     # count is right is the other tests' business: the audit fails only where the oracle is reached.
-    spec = transformer_spec(TransformerConfig(11, 6, 1, 2, 5), 2, 3, True)
+    spec = transformer_spec(SMALL_CONFIG, 2, 3, True)
     what = f"FlopCounter on {spec}"
     hint = "count with your own formulas per aten op; do not use torch.utils.flop_counter"
     usable = own_run(lambda: impl.run(scenarios.count, spec))
