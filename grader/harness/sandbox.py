@@ -778,6 +778,10 @@ def memory_group(memory_mb: int) -> Path | None:
     parent = _own_cgroup("memory")
     if parent is None or not (parent / "memory.limit_in_bytes").exists():
         return None
+    for stale in parent.glob("ra-sandbox-*-*"):  # of graders killed outright: their teardown never ran
+        if not Path("/proc", stale.name.split("-")[2]).exists():
+            with contextlib.suppress(OSError):
+                stale.rmdir()  # refused while a process is in it
     group = parent / f"ra-sandbox-{os.getpid()}-{time.monotonic_ns()}"
     try:
         group.mkdir()

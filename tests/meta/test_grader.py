@@ -256,6 +256,11 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
         finally:
             package.close()
     assert not Path(spec.memory_group).exists(), "the teardown removes the grading's memory cgroup"
+    # a grader killed outright leaves its group: the next one made removes it
+    dead = Path(spec.memory_group).with_name(f"ra-sandbox-{2**22 + 1}-1")  # above pid_max: no process has it
+    dead.mkdir()
+    sandbox.memory_group(64).rmdir()
+    assert not dead.exists(), "the group of a grader gone was left"
 
 
 def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path):
