@@ -27,6 +27,7 @@ NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 GRADESCOPE_TIMEOUT = 600.0  # Gradescope's default: the container is killed then, with no results.json
 MARGIN = 60.0  # for what comes before and after the run: the interpreter's start, teardown, writing the results
+SHARE_MARGIN = 15.0  # of the run's seconds, not shared among the problems: pytest's start, a last test's overrun
 
 
 @dataclass
@@ -77,6 +78,9 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
         options.append(f"--sandbox={sandbox}")
     if seed is not None:
         options.append(f"--grading-seed={seed}")
+    run_seconds = limits.submission_seconds if seconds is None else max(seconds, 1)
+    # each problem's share of the run (grader/harness/time_limit.py), ending before the run is stopped
+    options.append(f"--run-seconds={max(run_seconds - SHARE_MARGIN, 1):g}")
     if markers:
         options += ["-m", markers]
     env = ONE_THREAD | {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "HYPOTHESIS", "RA_GRADING"))}
@@ -85,7 +89,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
                PYTEST_ADDOPTS=shlex.join(options), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     result = RunResult()
     start = time.monotonic()
-    deadline = start + (limits.submission_seconds if seconds is None else max(seconds, 1))
+    deadline = start + run_seconds
     progress = Progress(report, on_problem) if on_problem else None
     with tempfile.TemporaryFile() as output:
         process = subprocess.Popen([sys.executable, "-m", "pytest", "tests"], cwd=workspace, env=env,

@@ -98,6 +98,9 @@ def pytest_addoption(parser):
     group.addoption("--test-memory-mb", type=int, default=0,
                     help="isolated mode: address-space limit of this test process in MiB (the grader sets it, "
                          "so that no reply from the worker can take the test process down)")
+    group.addoption("--run-seconds", type=float, default=0.0, metavar="S",
+                    help="the grader: the seconds the whole run has; each problem gets its share, by its points, of "
+                         "what is left when it starts (grader/harness/time_limit.py)")
     group.addoption("--grading-seed", type=int, default=None, metavar="N",
                     help="the grader: every generated test draws its inputs from N (see grader/seed.py) "
                          "instead of the profile's fixed ones")

@@ -1,4 +1,12 @@
-"""A graded test that runs in pytest's own process (plain `pytest`, a student's first check) ends by itself.
+"""Time that one slip cannot spend for the others: a share of the run per problem, and a test in pytest's own
+process that ends by itself.
+
+A grading's run has its seconds (`--run-seconds`, the grader's). Each problem, as its first test starts, gets its
+share of what is left: by its points, among the problems still to come (`share`). A problem past its share loses
+its remaining tests, each failing at once with a message naming the share, and never another problem's: time a
+problem leaves unused goes to those after it.
+
+A graded test that runs in pytest's own process (plain `pytest`, a student's first check) ends by itself.
 
 pytest-timeout's signal method fails a test that runs past its `timeout` by raising pytest's `Failed`, which
 hypothesis catches as any failure: it then runs the test's examples again to shrink it, each calling the looping
@@ -14,11 +22,14 @@ lower.
 
 import signal
 import threading
+import time
 
 import hypothesis
 import pytest
 
 from grader.registry import BY_ID
+
+_share: dict = {}  # the problem whose tests run now, the end of its share, its seconds
 
 # The reference's slowest graded test takes 5 s here in the `ci` profile (40 examples), 29 s in `thorough` (200) on a
 # loaded machine: the limit grows with the examples, so that a slower laptop does not stop an honest test.
@@ -57,3 +68,35 @@ def pytest_timeout_set_timer(item, settings):
     signal.signal(signal.SIGALRM, alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     return True
+
+
+def problem_of(item) -> str | None:
+    return next((m.name for m in item.iter_markers() if m.name in BY_ID), None)
+
+
+@pytest.hookimpl(trylast=True)  # after the plugin has put them in the order they run
+def pytest_collection_modifyitems(config, items):
+    """Where the run's time starts, and the problems in the order their tests run (the plugin has sorted them)."""
+    config._ra_run_end = time.monotonic() + config.getoption("--run-seconds")
+    config._ra_order = list(dict.fromkeys(filter(None, map(problem_of, items))))
+
+
+def share(problem: str, order: list[str], now: float, end: float) -> float:
+    """The seconds `problem` may take from `now`: what is left until `end`, by its points among it and the problems
+    after it in `order`."""
+    after = order[order.index(problem):]
+    return max(0.0, end - now) * BY_ID[problem].points / sum(BY_ID[p].points for p in after)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    problem = problem_of(item)
+    if not item.config.getoption("--run-seconds") or problem is None:
+        return
+    now = time.monotonic()
+    if _share.get("problem") != problem:
+        seconds = share(problem, item.config._ra_order, now, item.config._ra_run_end)
+        _share.update(problem=problem, end=now + seconds, seconds=seconds)
+    if now > _share["end"]:
+        pytest.fail(f"not run: {problem} used its share of the run's time ({_share['seconds']:.0f} s, by its points "
+                    "of what was left when it started); the problems after it keep theirs", pytrace=False)

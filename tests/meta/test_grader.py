@@ -263,6 +263,45 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     assert not dead.exists(), "the group of a grader gone was left"
 
 
+def test_each_problem_gets_its_share_of_what_is_left():
+    from grader.harness.time_limit import share
+
+    order = ["tensors", "flops", "memory"]  # 10, 14 and 8 points
+    assert share("tensors", order, 0.0, 320.0) == 100.0
+    assert math.isclose(share("flops", order, 60.0, 320.0), 260.0 * 14 / 22), "what tensors left goes to the others"
+    assert share("memory", order, 300.0, 320.0) == 20.0 and share("memory", order, 330.0, 320.0) == 0.0
+
+
+@pytest.mark.slow
+def test_a_module_that_loops_everywhere_costs_only_its_own_problem(tmp_path):
+    """Every function of tensors (graded first) loops: tensors loses its points and, past its share of the run,
+    its remaining tests at once; every other problem is graded in full within the run's time."""
+    import ast
+
+    folder = tmp_path / "submission"
+    shutil.copytree(ROOT / "reference", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    source = (folder / "tensors.py").read_text()
+    lines = source.splitlines()
+    for node in sorted((n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)
+                        and not n.name.startswith("_")), key=lambda n: -n.lineno):
+        first = node.body[0].lineno - 1
+        indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+        lines[first:first] = [f"{indent}while True:", f"{indent}    pass"]
+    (folder / "tensors.py").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "results.json"
+    subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--local",
+                    "--no-fingerprints", "--time-limit", "200"], cwd=ROOT, env=grader_env(), capture_output=True,
+                   timeout=600)
+    results = json.loads(out.read_text())
+    by_problem: dict[str, float] = {}
+    for test in results["tests"]:
+        by_problem[test["name"].split(":")[0]] = by_problem.get(test["name"].split(":")[0], 0) + test["score"]
+    assert by_problem.pop("tensors") == 0
+    assert all(math.isclose(score, BY_ID[p].points) for p, score in by_problem.items()), by_problem
+    assert any("used its share of the run's time" in t["output"] for t in results["tests"]), "tensors' share ran out"
+    assert results["execution_time"] < 200
+
+
 def test_python_m_grader_in_a_submission_folder_imports_nothing_from_it(tmp_path):
     for name in ("json", "torch", "hypothesis"):  # the grader's process imports these
         (tmp_path / f"{name}.py").write_text(f"raise SystemExit('the submission folder shadowed {name}')\n")
