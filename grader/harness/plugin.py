@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 import tests
 from grader import grading_budget
-from grader.harness import front_end
+from grader.harness import front_end, time_limit
 from grader.harness.typecheck import install_shape_checks
 from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
 from grader.seed import pin_hypothesis_constants
@@ -115,8 +115,6 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from grader.harness import time_limit
-
     config.pluginmanager.register(time_limit, "resource-accounting-time-limit")
     if config.getoption("--test-memory-mb"):
         import resource
@@ -393,9 +391,7 @@ def _seed_generated_test(item, seed: int) -> None:
         hypothesis.seed(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))(test)
 
 
-def problem_of(item) -> str | None:
-    """The problem id a test belongs to (its marker), or None."""
-    return next((m.name for m in item.iter_markers() if m.name in BY_ID), None)
+problem_of = time_limit.problem_of  # the problem id a test belongs to (its marker), or None
 
 
 def reference_available() -> bool:

@@ -86,6 +86,11 @@ ARCHITECTURES = {  # machine -> (AUDIT_ARCH_*, the seccomp syscall, the syscall 
 }
 
 
+def number(name: str) -> int | None:
+    """The number of system call `name` on this machine, where a filter is written for it."""
+    return ARCHITECTURES.get(platform.machine(), (0, 0, {}))[2].get(name)
+
+
 def program(machine: str, pid: int | None = None) -> list[tuple[int, int, int, int]]:
     """The filter for `machine` as (code, jt, jf, k) instructions: a worker's, whose signals may reach its own
     `pid` alone, or (`pid` None) a fork server's, SHARED alone."""
@@ -159,9 +164,8 @@ def fresh_session_keyring() -> None:
     that possesses it, whatever its uid) for a new one of its own, gone with the last process that holds it.
     Called before the filter, which then refuses every keyring call; where there is no filter, the keyrings of
     the sandbox's uid are cleared at each teardown (grader/harness/sandbox.py `clear_keyrings`)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if platform.machine() in ARCHITECTURES:
-        libc.syscall(ctypes.c_long(ARCHITECTURES[platform.machine()][2]["keyctl"]), KEYCTL_JOIN_SESSION_KEYRING, None)
+    if number("keyctl") is not None:
+        ctypes.CDLL(None).syscall(ctypes.c_long(number("keyctl")), KEYCTL_JOIN_SESSION_KEYRING, None)
 
 
 def selftest() -> str | None:
@@ -187,9 +191,8 @@ def selftest() -> str | None:
                 thread.join()
                 why = None if ran else "a thread did not run"
             libc = ctypes.CDLL(None, use_errno=True)
-            keyctl = ARCHITECTURES[platform.machine()][2]["keyctl"]
-            if why is None and (libc.syscall(ctypes.c_long(keyctl), KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0)
-                                != -1 or ctypes.get_errno() != errno.EPERM):
+            found = libc.syscall(ctypes.c_long(number("keyctl")), KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0)
+            if why is None and (found != -1 or ctypes.get_errno() != errno.EPERM):
                 why = "a keyring call was not refused"
         os.write(write, (why or "").encode())
         os._exit(0)

@@ -29,8 +29,6 @@ import pytest
 
 from grader.registry import BY_ID
 
-_share: dict = {}  # the problem whose tests run now, the end of its share, its seconds
-
 # The reference's slowest graded test takes 5 s here in the `ci` profile (40 examples), 29 s in `thorough` (200) on a
 # loaded machine: the limit grows with the examples, so that a slower laptop does not stop an honest test.
 IN_PROCESS_SECONDS = 60.0
@@ -71,6 +69,7 @@ def pytest_timeout_set_timer(item, settings):
 
 
 def problem_of(item) -> str | None:
+    """The problem id a test belongs to (its marker), or None."""
     return next((m.name for m in item.iter_markers() if m.name in BY_ID), None)
 
 
@@ -79,6 +78,7 @@ def pytest_collection_modifyitems(config, items):
     """Where the run's time starts, and the problems in the order their tests run (the plugin has sorted them)."""
     config._ra_run_end = time.monotonic() + config.getoption("--run-seconds")
     config._ra_order = list(dict.fromkeys(filter(None, map(problem_of, items))))
+    config._ra_share = {}  # the problem whose tests run now, the end of its share, its seconds
 
 
 def share(problem: str, order: list[str], now: float, end: float) -> float:
@@ -93,7 +93,7 @@ def pytest_runtest_setup(item):
     problem = problem_of(item)
     if not item.config.getoption("--run-seconds") or problem is None:
         return
-    now = time.monotonic()
+    now, _share = time.monotonic(), item.config._ra_share
     if _share.get("problem") != problem:
         seconds = share(problem, item.config._ra_order, now, item.config._ra_run_end)
         _share.update(problem=problem, end=now + seconds, seconds=seconds)

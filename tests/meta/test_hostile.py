@@ -247,7 +247,7 @@ def kernel_leftovers() -> list[str]:
     in the user or user-session keyring of a sandbox uid that has keys (/proc/key-users), searched by a child
     that takes the uid; a POSIX message queue of the attack's name."""
     libc = ctypes.CDLL(None, use_errno=True)
-    keyctl = seccomp.ARCHITECTURES[os.uname().machine][2]["keyctl"]
+    keyctl = seccomp.number("keyctl")
 
     def search(keyring: int) -> bool:  # KEYCTL_SEARCH: the keyring and what it links
         return libc.syscall(keyctl, 10, keyring, b"user", f"{MARK}-channel".encode(), 0) > 0
