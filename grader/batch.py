@@ -33,7 +33,8 @@ def scores_from(data: list[dict]) -> list[ProblemScore]:
     """ProblemScore objects from their asdict() form (a task's JSON, a grading.json)."""
     return [ProblemScore(p["id"], p["title"], p["points"],
                          [BehaviourScore(b["name"], b["points"], [TestScore(**t) for t in b["tests"]],
-                                         requires=b.get("requires", ()), withheld=b.get("withheld", False))
+                                         requires=b.get("requires", ()), withheld=b.get("withheld", False),
+                                         fixed=b.get("fixed", ()))
                           for b in p["behaviours"]]) for p in data]
 
 

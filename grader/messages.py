@@ -36,4 +36,6 @@ FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
 PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until {awaited})"
 PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
                  "earned once {awaited}.")
+FIXED_WAITING = ("Its tests of fixed inputs ({tests}) passed, but a table of answers could pass them: their share is "
+                 "earned once its generated tests pass.")
 MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

@@ -42,13 +42,18 @@ class Behaviour:
     `requires`: for a behaviour whose tests check only a property (a bound, a trend, "raises on bad input"),
     which nonsense can pass, the names of the behaviours of the same problem that pin the exact values of every
     function its tests call (one name, or a tuple): its points are earned only when those pass in full
-    (grader/scoring.py)."""
+    (grader/scoring.py).
+
+    `fixed`: the test functions among `tests` whose inputs are fixed (the lecture's numbers, worked examples,
+    fixed invalid calls), which a table of answers could pass: their share is earned only when the behaviour's
+    generated tests pass in full. A behaviour of fixed tests alone waits for another instead (`requires`)."""
 
     name: str
     checks: str
     points: float
     tests: tuple[str, ...]
     requires: tuple[str, ...] | str = ()
+    fixed: tuple[str, ...] = ()
 
     def __post_init__(self):
         if isinstance(self.requires, str):
@@ -69,6 +74,11 @@ PROBLEMS: tuple[Problem, ...] = (
     Problem("benchmarking", "Benchmarking", 4),
 )
 
+# Behaviours of fixed inputs alone that wait for nothing: the function's whole domain is a short list of names,
+# every one tested (six float formats; the accelerators of assignment/given.py and a few device names), so a
+# table of answers is a solution there, not nonsense.
+WHOLE_DOMAIN_TESTED = frozenset({("precision", "float_format"), ("benchmarking", "device names")})
+
 BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}
 PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
 
@@ -81,7 +91,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op of each family "
           "(indexing, dimensions, views), against torch", 1.5, ("test_single_ops_match_torch",)),
         B("view_result: edge cases", "fixed calls at each op's edges (negative offsets and indices, zero-size "
-          "and size-1 dimensions, 0-d tensors, no ops), against torch", 0.5, ("test_edge_cases_match_torch",)),
+          "and size-1 dimensions, 0-d tensors, no ops), against torch", 0.5, ("test_edge_cases_match_torch",),
+          requires="view_result: single ops"),
         B("view_result: chains of ops", "the layout or copy after generated chains of ops of one family each "
           "(indexing, dimensions, shape) and of any ops, against torch", 2.5, ("test_op_chains_match_torch",)),
         B("view_result: writes land where the layout says", "a write through the result of a chain (of each "
@@ -96,7 +107,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("nbytes and storage_nbytes", "the bytes a tensor addresses and the bytes its storage keeps alive",
           0.75, ("test_nbytes_matches_torch", "test_storage_nbytes_matches_torch")),
         B("the handout's examples", "the worked examples of the handout; a view that cannot be one raises "
-          "ValueError (fixed calls)", 0.5, ("test_handout_examples", "test_documented_errors_are_raised")),
+          "ValueError (fixed calls)", 0.5, ("test_handout_examples", "test_documented_errors_are_raised"),
+          requires=("view_result: single ops", "strides, offsets, contiguity", "can_view",
+                    "nbytes and storage_nbytes")),
         B("audit: layouts without tensors", "every function answers the same with every torch tensor op made "
           "unusable, and names none of torch's layout methods", 0.5,
           ("test_audit_layouts_are_computed_without_tensors",), requires="strides, offsets, contiguity"),
@@ -140,39 +153,44 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_einsum_matches_einops",)),
         B("classic calls", "the lecture's examples (its matmul einsum, `...` batching) and einops' "
           "documented calls, against einops", 1.25,
-          ("test_classic_calls_match_einops",)),
+          ("test_classic_calls_match_einops",), requires=("rearrange", "reduce", "repeat", "einsum")),
         B("near misses raise like einops", "generated patterns one mistake away from valid (rearrange, reduce, "
           "repeat, einsum) raise EinopsError where einops raises", 1,
           ("test_near_misses_raise_like_einops", "test_einsum_near_misses_raise_like_einops")),
         B("error messages", "rejected calls raise EinopsError naming the pattern and the shapes; the errors the "
           "docstrings promise, on fixed calls", 0.75,
-          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes", "test_documented_errors_are_raised")),
+          ("test_rejected_calls_raise_einops_error_naming_pattern_and_shapes", "test_documented_errors_are_raised"),
+          requires="any pattern: raise or match like einops"),
         B("any pattern: raise or match like einops", "many generated calls, valid or not, behave as einops", 0.75,
           ("test_generated_patterns_raise_or_match_like_einops",)),
         B("a list of tensors", "stacked on a new first axis as einops does; one that cannot stack raises "
           "EinopsError", 0.5, ("test_list_inputs_are_stacked_like_einops",
-                                "test_list_inputs_that_do_not_stack_raise_einops_error")),
+                                "test_list_inputs_that_do_not_stack_raise_einops_error"),
+          fixed=("test_list_inputs_that_do_not_stack_raise_einops_error",)),
         B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
           ("test_each_pattern_is_parsed_once",)),
         B("audit: does not use einops", "your functions name no einops and run none of it", 0.5,
-          ("test_audit_does_not_use_einops",), requires="classic calls"),
+          ("test_audit_does_not_use_einops",),
+          requires=("rearrange", "reduce", "repeat", "einsum")),
         B("differential: generated patterns", "generated calls against the reference", 0.75,
           ("test_differential_generated_patterns",)),
     ),
     "flops": (
-        B("FlopCounter: matmul programs and MLPs", "your FlopCounter against FlopCounterMode on generated "
-          "matmul programs and MLPs, forward and backward", 2.5,
-          ("test_counter_matches_flopcountermode_on_matmul_programs", "test_counter_matches_flopcountermode_on_mlps")),
+        B("FlopCounter: MLPs", "your FlopCounter against FlopCounterMode on generated MLPs (mm, addmm), forward "
+          "and backward", 1, ("test_counter_matches_flopcountermode_on_mlps",)),
+        B("FlopCounter: matmul programs", "against FlopCounterMode on generated programs of the matmul family "
+          "(mm, addmm, bmm, baddbmm, einsum, a 4-d matmul), forward and backward", 1.5,
+          ("test_counter_matches_flopcountermode_on_matmul_programs",)),
         B("FlopCounter: attention", "against FlopCounterMode on math attention and on fused SDPA kernels", 2,
           ("test_counter_matches_flopcountermode_on_math_attention",
            "test_counter_matches_flopcountermode_on_fused_attention")),
         B("FlopCounter: transformers", "against FlopCounterMode on whole transformer steps", 1.25,
           ("test_counter_matches_flopcountermode_on_transformers",)),
-        B("FlopCounter: starts from zero", "each `with` block counts from zero", 0.25,
-          ("test_counter_starts_from_zero_each_time_it_is_entered",)),
+        B("FlopCounter: starts from zero", "a counter entered a second time counts what a fresh one counts", 0.25,
+          ("test_counter_starts_from_zero_each_time_it_is_entered",), requires="FlopCounter: MLPs"),
         B("audit: FlopCounter without FlopCounterMode", "your counter does not name the oracle, and counts the "
           "same with it made unusable", 0.5, ("test_audit_counter_does_not_use_flopcountermode",),
-          requires="FlopCounter: matmul programs and MLPs"),
+          requires="FlopCounter: MLPs"),
         B("differential: FlopCounter", "your counter against the reference's on more programs", 0.75,
           ("test_differential_counter",)),
         B("matmul_flops and linear_flops", "against FlopCounterMode", 1,
@@ -191,7 +209,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("6ND, training days, MFU", "approx_training_flops, training_days (our ~144 days for the lecture's "
           "70B-on-15T-tokens question) and mfu", 1,
           ("test_approx_training_flops_is_six_n_d", "test_training_days_lecture_example",
-           "test_training_days_scales_as_compute_over_throughput", "test_mfu_is_achieved_over_peak")),
+           "test_training_days_scales_as_compute_over_throughput", "test_mfu_is_achieved_over_peak"),
+          fixed=("test_training_days_lecture_example",)),
         B("attention share grows with the context", "a property only: the share grows with seq and the exact "
           "step outgrows 6ND", 0.25, ("test_attention_share_grows_with_context_and_six_n_d_falls_behind",),
           requires=("attention FLOPs", "training-step FLOPs", "transformer_param_count")),
@@ -201,7 +220,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "memory": (
         B("tensor_bytes", "against torch, without allocating, a worked example (4 × 8 float32: 128 bytes)", 0.5,
           ("test_tensor_bytes_matches_torch", "test_tensor_bytes_allocates_nothing",
-           "test_tensor_bytes_lecture_example")),
+           "test_tensor_bytes_lecture_example"),
+          fixed=("test_tensor_bytes_lecture_example",)),
         B("parameter count and bytes", "parameter_count and parameter_bytes against torch modules", 0.5,
           ("test_parameter_count_and_bytes_match_torch",)),
         B("bytes_per_param: real optimizer state", "against the bytes of a real optimizer's state per policy",
@@ -209,20 +229,23 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("bytes_per_param: AdamW's totals, unknown names", "16, 12 (the lecture's 2 + 2 + 4 + 4) and 16 bytes "
           "per parameter for AdamW under fp32, bf16 and bf16_master; unknown policies or optimizers raise", 0.25,
           ("test_bytes_per_param_lecture_adamw", "test_bytes_per_param_rejects_unknown_names",
-           "test_documented_errors_are_raised")),
+           "test_documented_errors_are_raised"), requires="bytes_per_param: real optimizer state"),
         B("model_state_bytes", "against a real training step, and n times bytes_per_param", 0.5,
           ("test_model_state_bytes_matches_a_real_training_step", "test_model_state_bytes_is_n_times_bytes_per_param")),
         B("max_trainable_params", "the largest model that fits; our worked example (8 H100s: 53,333,333,333)", 0.25,
-          ("test_max_trainable_params_is_the_largest_that_fits", "test_max_trainable_params_lecture_example")),
+          ("test_max_trainable_params_is_the_largest_that_fits", "test_max_trainable_params_lecture_example"),
+          fixed=("test_max_trainable_params_lecture_example",)),
         B("SavedActivations: the autograd graph", "the saved bytes against the tensors autograd keeps, on "
           "generated stacks of Linear layers alone and with activations, LayerNorms or views between them", 3.5,
           ("test_saved_activations_matches_the_autograd_graph",)),
-        B("SavedActivations: from zero, a worked MLP", "each `with` block counts from zero; our worked MLP "
-          "(B = 64, D = 1024, L = 16, bf16)",
+        B("SavedActivations: from zero, a worked MLP", "a meter entered a second time counts what a fresh one "
+          "counts; our worked MLP (B = 64, D = 1024, L = 16, bf16)",
           0.75, ("test_saved_activations_starts_from_zero_each_time_it_is_entered",
-                "test_saved_activations_lecture_mlp")),
+                "test_saved_activations_lecture_mlp"),
+          requires="SavedActivations: the autograd graph", fixed=("test_saved_activations_lecture_mlp",)),
         B("mlp_activation_bytes", "against the measurement and our worked example (2,097,152 bytes)", 0.5,
-          ("test_mlp_activation_bytes_matches_the_measurement", "test_mlp_activation_bytes_lecture_example")),
+          ("test_mlp_activation_bytes_matches_the_measurement", "test_mlp_activation_bytes_lecture_example"),
+          fixed=("test_mlp_activation_bytes_lecture_example",)),
         B("differential: all functions", "counting functions and measurements against the reference", 0.5,
           ("test_differential_counting_functions", "test_differential_measurements")),
     ),
@@ -236,18 +259,21 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_round_to_bf16_matches_torch_cast",)),
         B("round_to_bf16: shape and worked examples", "the shape is kept; hand-checked bit patterns (ties to even, "
           "the largest float32, -0, subnormal ties, NaN)", 0.25,
-          ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples")),
+          ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples"),
+          fixed=("test_round_to_bf16_worked_examples",)),
         B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
           ("test_audit_round_to_bf16_uses_integer_operations",), requires="round_to_bf16: shape and worked examples"),
         B("quantize: torch's formats", "quantize to every torch float format against torch's cast", 1.5,
-          ("test_quantize_matches_torch_cast",)),
+          ("test_quantize_matches_torch_cast",), requires="quantize: small formats"),
         B("quantize: small formats", "formats torch lacks (fp4, fp6, ...) against a brute-force nearest value",
           1.5, ("test_quantize_small_formats_against_brute_force",)),
         B("quantize: 1e-8 in fp16 and bf16", "our example of the lecture's point on range: 1e-8 underflows in "
           "fp16, not in bf16", 0.25,
-          ("test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16",)),
-        B("nvfp4_quantize", "the e2m1 grid values, the e4m3 block scales, the nearest values", 1.5,
-          ("test_nvfp4_quantize_grid_scales_and_nearest_values",)),
+          ("test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16",), requires="quantize: small formats"),
+        B("nvfp4_quantize", "the e2m1 grid values, the e4m3 block scales, the nearest values; also at the bottom "
+          "of its range", 1.5,
+          ("test_nvfp4_quantize_grid_scales_and_nearest_values", "test_nvfp4_quantizes_the_bottom_of_its_range"),
+          fixed=("test_nvfp4_quantizes_the_bottom_of_its_range",)),
         B("nvfp4_dequantize", "values times block scale times tensor scale", 0.25,
           ("test_nvfp4_dequantize_multiplies_the_scales",)),
         B("nvfp4: representable input is exact", "a round trip of values on the grid changes nothing", 0.5,
@@ -267,46 +293,54 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "raise",
           0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
                 "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
-                "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised")),
+                "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised"),
+          requires=("round_to_bf16: bit for bit", "quantize: small formats", "nvfp4_quantize")),
     ),
     "adamw": (
-        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW, in two parts: "
-          "without and with weight decay", 2.75,
-          ("test_adamw_matches_torch_float64",)),
-        B("AdamW: float32 trajectories", "against torch.optim.AdamW on float32 parameters", 1,
-          ("test_adamw_matches_torch_float32",)),
-        B("AdamW: bf16 parameters, default state", "bf16 parameters, state in their dtype, against torch", 1,
-          ("test_adamw_bf16_params_default_state_like_torch",)),
-        B("AdamW: bf16 parameters, fp32 state", "bf16 parameters with fp32 moments, against an fp32 run", 1,
-          ("test_adamw_bf16_params_fp32_state",)),
-        B("AdamW: hyperparameters from the groups", "lr and the rest are read from param_groups at each step",
-          0.5, ("test_adamw_reads_hyperparameters_from_the_groups_each_step",)),
-        B("AdamW: closure", "step(closure) returns the loss and steps like torch", 0.25, ("test_adamw_closure",)),
-        B("AdamW: parameters without gradients", "are left alone, with no state", 0.25,
+        B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW, "
+          "without weight decay", 1.5, ("test_adamw_matches_torch_float64_without_weight_decay",)),
+        B("AdamW: float64 weight decay", "the same with weight decay in every group", 1.25,
+          ("test_adamw_matches_torch_float64_with_weight_decay",)),
+        B("AdamW: float32 trajectories", "against torch.optim.AdamW on float32 parameters, in two parts: without "
+          "and with weight decay", 1, ("test_adamw_matches_torch_float32",)),
+        B("AdamW: bf16 parameters, default state", "bf16 parameters, state in their dtype, against torch, in two "
+          "parts", 1, ("test_adamw_bf16_params_default_state_like_torch",)),
+        B("AdamW: bf16 parameters, fp32 state", "bf16 parameters with fp32 moments, against an fp32 run, in two "
+          "parts", 1, ("test_adamw_bf16_params_fp32_state",)),
+        B("AdamW: hyperparameters from the groups", "built with other hyperparameters and given these in "
+          "param_groups before each step (lr changed between steps), it steps as when built with these",
+          0.5, ("test_adamw_reads_hyperparameters_from_the_groups_each_step",), requires="AdamW: float64 trajectories"),
+        B("AdamW: closure", "step(closure) calls the closure once, returns its loss and steps as when the closure "
+          "is called first", 0.25, ("test_adamw_closure",), requires="AdamW: float64 trajectories"),
+        B("AdamW: parameters without gradients", "are left alone (no weight decay either), with no state", 0.25,
           ("test_adamw_leaves_parameters_without_gradients_alone",), requires="AdamW: float64 trajectories"),
         B("AdamW: a torch optimizer", "a torch.optim.Optimizer with param groups", 0.25,
           ("test_adamw_is_a_torch_optimizer_with_param_groups",), requires="AdamW: float64 trajectories"),
         B("AdamW: invalid hyperparameters", "negative lr, betas outside [0, 1), ... raise ValueError; zeros are "
-          "allowed", 0.25, ("test_adamw_rejects_invalid_hyperparameters", "test_documented_errors_are_raised")),
+          "allowed", 0.25, ("test_adamw_rejects_invalid_hyperparameters", "test_documented_errors_are_raised"),
+          requires="AdamW: float64 trajectories"),
         B("optimizer_state_bytes", "the state bytes of torch's optimizers and of yours, per policy", 1,
           ("test_optimizer_state_bytes_of_torch_optimizers", "test_optimizer_state_bytes_follow_the_policy_table")),
         B("optimizer_state_bytes: fp32 moments, before the first step", "8 bytes of fp32 moments per bf16 "
           "parameter (the lecture's 4 + 4), torch's own in bf16; zero before a step",
           0.25, ("test_lecture_bf16_params_fp32_moments_is_12_bytes_per_param",
-                 "test_optimizer_state_bytes_is_zero_before_the_first_step")),
+                 "test_optimizer_state_bytes_is_zero_before_the_first_step"), requires="optimizer_state_bytes"),
         B("audit: AdamW without torch's Adam", "the same trajectories with torch's Adam made unusable", 0.5,
           ("test_audit_adamw_does_not_use_torch_adam",), requires="AdamW: float64 trajectories"),
     ),
     "roofline": (
         B("elementwise costs", "relu_cost; gelu_cost as torch decomposes it; unknown approximations raise", 1,
           ("test_relu_cost", "test_gelu_cost_counts_torchs_decomposition",
-           "test_gelu_cost_rejects_unknown_approximation")),
+           "test_gelu_cost_rejects_unknown_approximation"),
+          fixed=("test_gelu_cost_rejects_unknown_approximation",)),
         B("dot, matvec and matmul costs", "FLOPs and bytes of each", 1.25,
           ("test_dot_cost", "test_matvec_cost", "test_matmul_cost")),
         B("arithmetic and accelerator intensity", "FLOPs per byte of an op and of a chip", 0.5,
-          ("test_arithmetic_intensity_is_flops_per_byte", "test_accelerator_intensity_from_the_spec_sheet")),
+          ("test_arithmetic_intensity_is_flops_per_byte", "test_accelerator_intensity_from_the_spec_sheet"),
+          fixed=("test_accelerator_intensity_from_the_spec_sheet",)),
         B("the lecture's numbers", "the lecture's intensities (ReLU 0.25, dot 0.5, the H100's ~295) and ours "
-          "from them (a mat-vec, a 1024³ matmul)", 0.5, ("test_lecture_numbers",)),
+          "from them (a mat-vec, a 1024³ matmul)", 0.5, ("test_lecture_numbers",),
+          requires=("elementwise costs", "dot, matvec and matmul costs", "arithmetic and accelerator intensity")),
         B("intensity grows with matmul size", "a property only: a bigger matmul has a higher intensity", 0.25,
           ("test_intensity_grows_with_matmul_size",), requires="dot, matvec and matmul costs"),
         B("classify", "compute- or memory-bound, flipping exactly at the ridge; matmuls on real chips", 0.75,
@@ -318,9 +352,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("min_compute_bound_batch", "the smallest compute-bound batch (or ValueError); our worked example (319 "
           "for 8192 × 8192 on an H100)", 1,
           ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture",
-           "test_documented_errors_are_raised")),
+           "test_documented_errors_are_raised"),
+          fixed=("test_min_compute_bound_batch_lecture", "test_documented_errors_are_raised")),
         B("plot_roofline", "writes a PNG (one with the demo's points, drawn with your package); names the missing "
-          "extra", 0.25, ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra")),
+          "extra", 0.25, ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra"),
+          requires=("arithmetic and accelerator intensity", "attainable_flops_per_sec")),
         B("differential: all functions", "every function against the reference", 0.25,
           ("test_differential_roofline",)),
     ),
@@ -334,13 +370,14 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("the full-batch gradient, float32", "the same in float32", 0.25,
           ("test_accumulated_gradient_is_the_full_batch_gradient_float32",)),
         B("uneven splits", "every split of a batch, the last micro-batch smaller, for MSE and cross-entropy", 0.75,
-          ("test_every_split_gives_the_full_batch_gradient",)),
+          ("test_every_split_gives_the_full_batch_gradient",), requires="the full-batch gradient, float64"),
         B("train_step", "one accumulated step is a full-batch SGD step", 0.5,
           ("test_train_step_is_a_full_batch_sgd_step",)),
         B("no gradient left, invalid sizes", "no .grad is left behind after train_step; zero or negative "
           "micro-batch sizes raise ValueError", 0.25,
           ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error",
-           "test_documented_errors_are_raised"), requires="the full-batch gradient, float64"),
+           "test_documented_errors_are_raised"), requires="the full-batch gradient, float64",
+          fixed=("test_invalid_micro_batch_size_raises_value_error", "test_documented_errors_are_raised")),
         B("differential: accumulate_gradients", "against the reference", 0.25, ("test_accumulate_matches_reference",)),
     ),
     "activation_checkpointing": (
@@ -364,17 +401,23 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_checkpoint_sequential_matches_plain_backward",)),
         B("segments", "default ceil(sqrt(L)), sizes like tensor_split, invalid counts raise", 0.25,
           ("test_default_segments_is_ceil_sqrt", "test_segment_sizes_like_tensor_split",
-           "test_invalid_segments_raise_value_error", "test_documented_errors_are_raised")),
+           "test_invalid_segments_raise_value_error", "test_documented_errors_are_raised"),
+          fixed=("test_default_segments_is_ceil_sqrt",
+                 "test_invalid_segments_raise_value_error",
+                 "test_documented_errors_are_raised")),
         B("checkpoint_memory", "against measured bytes; O(L) falls to O(sqrt L)", 0.25,
-          ("test_checkpoint_memory_matches_measured_bytes", "test_checkpoint_memory_falls_from_linear_to_square_root")),
+          ("test_checkpoint_memory_matches_measured_bytes", "test_checkpoint_memory_falls_from_linear_to_square_root"),
+          fixed=("test_checkpoint_memory_falls_from_linear_to_square_root",)),
         B("recompute_flops", "against the counted forward calls; unknown strategies raise", 0.25,
-          ("test_recompute_flops_matches_counted_forward_calls", "test_recompute_flops_rejects_unknown_strategies")),
+          ("test_recompute_flops_matches_counted_forward_calls", "test_recompute_flops_rejects_unknown_strategies"),
+          fixed=("test_recompute_flops_rejects_unknown_strategies",)),
         B("differential: all functions", "the analytic models and checkpoint_sequential against the reference",
           0.5, ("test_analytic_models_match_reference", "test_checkpoint_sequential_matches_reference")),
     ),
     "benchmarking": (
         B("summarize", "against statistics, the worked examples, the reference", 0.5,
-          ("test_summarize_matches_statistics", "test_summarize_worked_examples", "test_summarize_matches_reference")),
+          ("test_summarize_matches_statistics", "test_summarize_worked_examples", "test_summarize_matches_reference"),
+          fixed=("test_summarize_worked_examples",)),
         B("benchmark: the order of calls", "warm-ups, then each trial between two syncs and clock reads", 0.5,
           ("test_benchmark_calls_in_order",)),
         B("benchmark: times each trial's work", "each time is the work of one trial, on a fake clock", 0.75,
@@ -387,13 +430,14 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("measure_bandwidth", "bytes, time and bandwidth on a fake clock", 0.5,
           ("test_measure_bandwidth_with_a_fake_clock",)),
         B("utilisation", "MFU against the peak of the dtype used; none on the CPU", 0.25,
-          ("test_mfu_is_against_the_peak_of_the_dtype_used", "test_measurements_on_the_cpu_have_no_utilisation")),
+          ("test_mfu_is_against_the_peak_of_the_dtype_used", "test_measurements_on_the_cpu_have_no_utilisation"),
+          requires=("measure_matmul", "measure_bandwidth")),
         B("device names", "hardware_for_name and device_spec", 0.25,
           ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
            "test_device_spec_of_the_cpu_is_none")),
         B("input validation", "no times, negative warm-ups or trials raise ValueError", 0.25,
           ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts",
-           "test_documented_errors_are_raised")),
+           "test_documented_errors_are_raised"), requires=("summarize", "benchmark: the order of calls")),
     ),
 }
 del B

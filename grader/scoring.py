@@ -53,15 +53,25 @@ class BehaviourScore:
     tests: list[TestScore] = field(default_factory=list)
     requires: tuple[str, ...] = ()  # the behaviours whose full pass its points wait for (a property earns nothing)
     withheld: bool = False  # `requires` did not pass: its points are not earned, whatever its tests did
+    fixed: tuple[str, ...] = ()  # its test functions of fixed inputs: earned only when the others pass in full
 
     def __post_init__(self):
         if isinstance(self.requires, str):  # a grading.json of a grader from before several could be named
             self.requires = (self.requires,) if self.requires else ()
         self.requires = tuple(self.requires)
+        self.fixed = tuple(self.fixed)
+
+    @property
+    def fixed_waiting(self) -> bool:
+        """Its fixed-input tests earn nothing yet: a generated test of the behaviour failed."""
+        return any(not t.passed for t in self.tests if t.function not in self.fixed) and any(
+            t.function in self.fixed for t in self.tests)
 
     @property
     def score(self) -> float:
-        return 0.0 if self.withheld else sum(t.score for t in self.tests)
+        if self.withheld:
+            return 0.0
+        return sum(t.score for t in self.tests if not (self.fixed_waiting and t.function in self.fixed))
 
     @property
     def passed(self) -> bool:
@@ -152,7 +162,8 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
         scale = problem.points / total if total else 0.0
         result = ProblemScore(problem.id, problem.title, problem.points)
         for behaviour, functions in ran:
-            score = BehaviourScore(behaviour.name, behaviour.points * scale, requires=behaviour.requires)
+            score = BehaviourScore(behaviour.name, behaviour.points * scale, requires=behaviour.requires,
+                                   fixed=behaviour.fixed)
             for function in functions:
                 share = score.points / len(functions) / len(items[function])
                 score.tests += [_test_score(run, test, problem.id, share, behaviour.name) for test in items[function]]
@@ -371,6 +382,9 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
         return "\n".join(rows)
     if b.withheld and b.tests_passed:
         rows.append(messages.PROPERTY_ONLY.format(awaited=registry.awaited(b.requires)))
+    elif b.fixed_waiting and any(t.passed for t in b.tests if t.function in b.fixed):
+        rows.append(messages.FIXED_WAITING.format(tests=", ".join(f for f in b.fixed if any(
+            t.function == f for t in b.tests))))
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:

@@ -6,8 +6,10 @@ under test: tests/scenarios/activation_checkpointing.py):
   tensor arguments and of every layer's weight, and the CPU RNG draw after backward;
 - `torch.utils.checkpoint.checkpoint` (non-reentrant, RNG state preserved): the same, with dropout;
 - measured saved bytes: a `saved_tensors_hooks` pack hook logs every tensor autograd saves (parameters
-  aside, each storage once), in forward (kept until backward) and in each recomputation during backward;
-  the analytic `checkpoint_memory` must equal what is measured;
+  aside, each storage once), in forward (kept until backward) and in each recomputation during backward:
+  checkpoint_sequential's must be the segment inputs and each segment's activations, what the analytic
+  `checkpoint_memory` counts (its own test checks it with torch.tensor_split's sizes and the measured plain
+  stack, not with your checkpoint_sequential, so that a slip in one costs the other nothing);
 - counted forward calls: every layer logs its calls, so "fn runs twice", the order of recomputation and
   `recompute_flops` are checked against counts; "store_none" against a store-nothing backward run here;
 - `torch.tensor_split` for the sizes of the segments; `math.isqrt` for the default number of segments.
@@ -210,20 +212,17 @@ def test_invalid_segments_raise_value_error(impl, layers, segments):
 def test_checkpoint_memory_matches_measured_bytes(impl, case):
     spec, segments = case
     act = activation_bytes(spec)
-    measured = impl.run(scenarios.run_sequential, spec, segments)
     plain = oracles.plain_sequential(spec)
     got = impl.run(scenarios.analytic, [["checkpoint_memory", spec["layers"], segments, act],
                                         ["checkpoint_memory", spec["layers"], None, act]])
-    # Two oracles: the model's formula with torch.tensor_split's sizes, and what saved_tensors_hooks measured
-    # on this checkpoint_sequential (kept from forward + the largest recomputation), which must agree.
-    expected = measured["forward_bytes"] + max(measured["recompute_bytes"], default=0)
+    # The model's formula with torch.tensor_split's sizes: what checkpoint_sequential's own test measures with
+    # saved_tensors_hooks (segment inputs kept, each segment's activations while recomputed). Your
+    # checkpoint_sequential is not measured here: a slip in it costs its own test, not this one.
     sizes = sizes_by_tensor_split(spec["layers"], segments)
     expect_int(got[0], (len(sizes) + max(sizes)) * act,
                what=call_text("checkpoint_memory", spec["layers"], segments, act),
                source=f"segment inputs ({len(sizes)}) + the largest segment ({max(sizes)} layers) recomputed",
                hint="the segment boundaries and the activations of the largest segment while it is recomputed")
-    expect_int(got[0], expected, what=call_text("checkpoint_memory", spec["layers"], segments, act),
-               source="measured with saved_tensors_hooks: forward bytes + the largest recomputation")
     expect_int(got[1], plain["forward_bytes"], what=call_text("checkpoint_memory", spec["layers"], None, act),
                source="measured with saved_tensors_hooks: no checkpointing keeps one activation per layer")
 
@@ -233,12 +232,8 @@ def test_checkpoint_memory_falls_from_linear_to_square_root(impl):
     spec = {"seed": 7, "layers": 16, "batch": 3, "width": 5, "dtype": "float32", "dropout": 0.0,
             "x_requires_grad": True, "shift": None, "scale": 1.0}
     act = activation_bytes(spec)
-    measured = impl.run(scenarios.run_sequential, spec, None)
     plain = oracles.plain_sequential(spec)
     expect_int(plain["forward_bytes"], 16 * act, what="plain forward of 16 layers", source="one activation a layer")
-    peak = measured["forward_bytes"] + max(measured["recompute_bytes"], default=0)
-    expect_int(peak, 8 * act, what="checkpoint_sequential(<16 layers>, x): forward bytes + largest recomputation",
-               source="4 segment inputs + 4 layers recomputed (measured)", hint="default ceil(sqrt(16)) = 4 segments")
     got = impl.run(scenarios.analytic, [["checkpoint_memory", n, seg, 1] for n, seg in
                                         [(16, None), (16, 4), (100, None), (100, 10), (10**6, 1000)]])
     assert got == [16, 8, 100, 20, 2000], f"checkpoint_memory: O(L) -> O(sqrt L) expected [16, 8, 100, 20, 2000], " \
@@ -249,13 +244,11 @@ def test_checkpoint_memory_falls_from_linear_to_square_root(impl):
 def test_recompute_flops_matches_counted_forward_calls(impl, case, flops):
     spec, segments = case
     L = spec["layers"]
-    measured = impl.run(scenarios.run_sequential, spec, segments)
+    # Layer calls counted during backward on the plain stack and on the store-none oracle (tests/oracles.py);
+    # checkpointing reruns each layer once, which checkpoint_sequential's own test counts on yours.
     expected = {"store_all": len(oracles.plain_sequential(spec)["backward_calls"]) * flops,
-                "checkpoint": len(measured["backward_calls"]) * flops,
+                "checkpoint": L * flops,
                 "store_none": oracles.store_none_backward_calls(spec) * flops}
-    assert expected["checkpoint"] == L * flops, (
-        f"checkpoint_sequential(<{L} layers>, x, {segments}) recomputed {measured['backward_calls']} in backward; "
-        "every layer should run exactly once more")
     got = impl.run(scenarios.analytic, [["recompute_flops", L, flops, s] for s in expected])
     for g, (strategy, e) in zip(got, expected.items(), strict=True):
         expect_int(g, e, what=call_text("recompute_flops", L, flops, strategy),

@@ -3,10 +3,16 @@
 Oracles:
 - `torch.optim.AdamW` (its default implementation on the CPU) on hypothesis-generated trajectories: 1-3
   parameters (scalars among them) in 1-2 param groups with their own hyperparameters, 1-4 steps, each
-  parameter with or without a gradient at each step, gradients at their own scale; also with closures
-  (gradients of a loss that depends on the parameters) and with the learning rate changed between steps,
-  as a scheduler does. The optimizer under test runs in a scenario (beside the code under test); torch's
-  runs the same seeded trajectory in the test process.
+  parameter with or without a gradient at each step, gradients at their own scale; in two parts each,
+  without and with weight decay, so that a slip in the decay costs only the parts with it. The optimizer
+  under test runs in a scenario (beside the code under test); torch's runs the same seeded trajectory in
+  the test process.
+- Your own AdamW, for what is not the update's formula (a slip in the formula costs the tests above, not
+  these): step(closure) steps exactly as the closure called first and step() after, calls it once and
+  returns its loss; an optimizer built with other hyperparameters (groups' and defaults) and given the
+  spec's in its param groups before every step, the learning rate changed between steps as a scheduler
+  does, steps exactly as one built with the spec's; a parameter that never has a gradient is left
+  exactly alone. Bit for bit: the same code on the same numbers.
 - For bfloat16 parameters with float32 state: torch.optim.AdamW on a float32 copy that is rounded to
   bfloat16 after every step (what "fp32 moments, bf16 parameters, no master copy" means).
 - `optimizer_state_bytes`: the bytes of every tensor in the state of torch's AdamW and SGD with momentum,
@@ -83,26 +89,39 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
 
 # -- the update, against torch.optim.AdamW ----------------------------------------------------------------
 
-@pytest.mark.parametrize("decay", [False, True], ids=["no-weight-decay", "weight-decay"])  # a share each
-@given(data=st.data())
-def test_adamw_matches_torch_float64(impl, decay, data):
-    # Three trajectories per example: the ci profile's 40 examples check 120 for each item.
-    specs = data.draw(st.lists(adamw_trajectories("float64", weight_decay=decay), min_size=3, max_size=3),
-                      label="specs")
+DECAY = pytest.mark.parametrize("decay", [False, True], ids=["no-weight-decay", "weight-decay"])  # a share each
+
+
+def expect_float64_trajectories(impl, specs: list) -> None:
     got = impl.run(scenarios.run_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
         expect_trajectory(g, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW",
                           where=f"specs[{j}] of the falsifying example: ")
 
 
-@given(spec=adamw_trajectories("float32"))
-def test_adamw_matches_torch_float32(impl, spec):
+# Three trajectories per example: the ci profile's 40 examples check 120 for each test.
+@given(specs=st.lists(adamw_trajectories("float64", weight_decay=False), min_size=3, max_size=3))
+def test_adamw_matches_torch_float64_without_weight_decay(impl, specs):
+    expect_float64_trajectories(impl, specs)
+
+
+@given(specs=st.lists(adamw_trajectories("float64", weight_decay=True), min_size=3, max_size=3))
+def test_adamw_matches_torch_float64_with_weight_decay(impl, specs):
+    expect_float64_trajectories(impl, specs)
+
+
+@DECAY
+@given(data=st.data())
+def test_adamw_matches_torch_float32(impl, decay, data):
+    spec = data.draw(adamw_trajectories("float32", weight_decay=decay), label="spec")
     got = impl.run(scenarios.run, spec)
     expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
 
 
-@given(spec=adamw_trajectories("bfloat16"))
-def test_adamw_bf16_params_default_state_like_torch(impl, spec):
+@DECAY
+@given(data=st.data())
+def test_adamw_bf16_params_default_state_like_torch(impl, decay, data):
+    spec = data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec")
     # state_dtype=None: the moments in the parameter's dtype, as torch keeps them.
     # Every op rounds to bf16 here, so a different (correct) order of operations moves each step by a few bf16
     # ulps of the update: the absolute tolerance is 4 ulps (2^-6) of lr per step, the state's 2^-6 of its size.
@@ -113,9 +132,10 @@ def test_adamw_bf16_params_default_state_like_torch(impl, spec):
                       tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6))
 
 
-@given(spec=adamw_trajectories("bfloat16"))
-def test_adamw_bf16_params_fp32_state(impl, spec):
-    spec = dict(spec, state_dtype="float32")
+@DECAY
+@given(data=st.data())
+def test_adamw_bf16_params_fp32_state(impl, decay, data):
+    spec = dict(data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec"), state_dtype="float32")
     got = impl.run(scenarios.run, spec)
     expected = oracles.emulated_fp32_state_trajectory(spec)
     expect_trajectory(got, expected, spec, source="torch.optim.AdamW on a float32 copy rounded to bf16 every step",
@@ -123,13 +143,30 @@ def test_adamw_bf16_params_fp32_state(impl, spec):
                            "parameter once per step", state_tolerances=(1e-5, 1e-7))
 
 
+# -- what is not the formula, against your own AdamW: bit for bit -------------------------------------------
+
+def expect_the_same_steps(got: dict, expected: dict, spec: dict, *, source: str, hint: str) -> None:
+    expect_trajectory(got, expected, spec, source=source, hint=hint, tolerances=(0, 0), state_tolerances=(0, 0),
+                      equal_nan=True)
+
+
 @given(spec=adamw_trajectories("float32"))
 def test_adamw_closure(impl, spec):
-    spec = dict(spec, closure=True)
-    got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW with the closure",
-                      hint="call the closure first, with gradients enabled (torch.enable_grad()), and return "
-                           "its loss")
+    closure, called_first = impl.run(scenarios.run_many, [dict(spec, closure=True),
+                                                          dict(spec, closure="called_first")])
+    assert closure["calls"] == [1] * spec["steps"], (
+        f"AdamW on {spec}: step(closure) should call the closure once per step; it was called "
+        f"{closure['calls']} times in the {spec['steps']} steps")
+    expect_the_same_steps(closure, called_first, spec,
+                          source="your own AdamW when the closure is called first and step() after it",
+                          hint="call the closure first, with gradients enabled (torch.enable_grad()), then step, "
+                               "and return its loss")
+
+
+# Hyperparameters no generated group has: an optimizer built with them and given the spec's before each step
+# steps as one built with the spec's only if it reads them from the groups then.
+BUILT_WITH = {"defaults": {"lr": 0.7, "betas": (0.3, 0.6), "eps": 0.2, "weight_decay": 0.05},
+              "group": {"lr": 0.4, "betas": (0.2, 0.7), "eps": 0.3, "weight_decay": 0.15}}
 
 
 @given(spec=adamw_trajectories("float64"), data=st.data())
@@ -137,10 +174,13 @@ def test_adamw_reads_hyperparameters_from_the_groups_each_step(impl, spec, data)
     lrs = data.draw(st.lists(st.sampled_from([0.0, 1e-3, 0.05, 0.2]), min_size=spec["steps"],
                              max_size=spec["steps"]), label="lrs")
     spec = dict(spec, lrs=lrs)
-    got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, oracles.torch_trajectory(spec), spec,
-                      source="torch.optim.AdamW, group['lr'] set before each step",
-                      hint="read lr, betas, eps and weight_decay from the param group at every step")
+    built = {"defaults": BUILT_WITH["defaults"], "groups": [BUILT_WITH["group"]] * len(spec["groups"])}
+    as_given, set_later = impl.run(scenarios.run_many, [spec, dict(spec, built_with=built)])
+    expect_the_same_steps(set_later, as_given, spec,
+                          source=f"your own AdamW built with the spec's hyperparameters (this one was built with "
+                                 f"{built} and given the spec's in param_groups before each step)",
+                          hint="read lr, betas, eps and weight_decay from the param group at every step, not from "
+                               "defaults or from what the constructor was given")
 
 
 @given(spec=adamw_trajectories("float64"))
@@ -152,7 +192,6 @@ def test_adamw_leaves_parameters_without_gradients_alone(impl, spec):
     assert torch.equal(got["params"][0], initial) and not got["state"][0], (
         f"AdamW on {spec}: parameter 0 never has a gradient, so it must not change (no weight decay either) and "
         f"get no state; got {got['params'][0]} (was {initial}), state keys {sorted(got['state'][0])}")
-    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
 
 
 @given(spec=adamw_trajectories("float32"))

@@ -223,10 +223,15 @@ def test_min_compute_bound_batch_is_the_smallest(impl, sizes, hw_dtype):
 
 def test_min_compute_bound_batch_lecture(impl):
     # with d and k huge the intensity of a bf16 matmul is about b: the batch must reach the ridge
-    got = impl.roofline.min_compute_bound_batch(10**7, 10**7, H100, BF16)
-    assert got == math.ceil(989.5e12 / 3.35e12 / (1 - 2 * 989.5e12 / 3.35e12 / 10**7)), got
-    got = impl.roofline.min_compute_bound_batch(8192, 8192, H100, BF16)
-    assert got == 319, f"min_compute_bound_batch(8192, 8192, H100 SXM, bf16) = {got}, expected 319"
+    ridge = 989.5e12 / 3.35e12
+    hint = ("the smallest b with 2*b*d*k / ((b*d + d*k + b*k) * bytes per element) >= peak / bandwidth; solve "
+            "for b and round up")
+    for d, k, expected, source in [
+            (10**7, 10**7, math.ceil(ridge / (1 - 2 * ridge / 10**7)),
+             "the ridge (989.5 TFLOP/s over 3.35 TB/s, about 295) solved for b: ceil(ridge / (1 - 2 ridge / d))"),
+            (8192, 8192, 319, "the same at d = k = 8192: ceil(295.37 / (1 - 2 * 295.37 / 8192)) = 319")]:
+        expect_int(impl.roofline.min_compute_bound_batch(d, k, H100, BF16), expected,
+                   what=call_text("min_compute_bound_batch", d, k, "H100 SXM", BF16), source=source, hint=hint)
 
 
 # -- the plot -----------------------------------------------------------------------------------------------

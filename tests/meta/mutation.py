@@ -6,6 +6,7 @@
     python -m tests.meta.mutation --profile grade --grading-seed 7   # under a grading seed, as the grader runs
     python -m tests.meta.mutation --automatic --sample 300   # automatic mutants (tests/mistakes/automatic.py)
     python -m tests.meta.mutation --differential --every-test   # the differential tests' data, for their budgets
+    python -m tests.meta.mutation --every-test --profile grade --costs   # each catalogue's COSTS, as observed
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
@@ -31,7 +32,7 @@ import pytest
 
 from grader.harness.report import read_test_records
 from grader.registry import PROBLEMS
-from tests.mistakes import automatic, catalog, find_mistake
+from tests.mistakes import automatic, behaviours_of, catalog, find_mistake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -122,6 +123,28 @@ def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_f
                if every_test else {})}
 
 
+def costs_text(results: list[dict], width: int = 120) -> str:
+    """Each problem's COSTS, in its catalogue's order: the behaviours each mistake failed a test of."""
+    blocks = []
+    for problem in dict.fromkeys(r["problem"] for r in results):
+        observed = {r["id"]: behaviours_of(problem, list(r.get("failed", {}))) for r in results
+                    if r["problem"] == problem}
+        rows = []
+        for mistake in (m for m in catalog(problem) if m.id in observed):
+            head = f"    {json.dumps(mistake.id)}: ("
+            names = [json.dumps(name) for name in sorted(observed[mistake.id])]
+            line = head
+            for k, name in enumerate(names):
+                piece = name + ("," if len(names) == 1 else "" if k == len(names) - 1 else ", ")
+                if len(line) + len(piece) + 2 > width and line.strip() != head.strip():
+                    rows.append(line.rstrip())
+                    line = " " * len(head)
+                line += piece
+            rows.append(line + "),")
+        blocks.append(f"# {problem}\nCOSTS = {{\n" + "\n".join(rows) + "\n}")
+    return "\n\n".join(blocks)
+
+
 def _seed_option(options) -> list[str]:
     return [] if options.grading_seed is None else ["--grading-seed", str(options.grading_seed)]
 
@@ -191,6 +214,9 @@ def main(argv=None) -> int:
     parser.add_argument("--differential", action="store_true",
                         help="the differential tests alone (the mistake is in the package under test, the reference "
                              "they compare with is not): budget data for them, not the catalogue's verdicts")
+    parser.add_argument("--costs", action="store_true",
+                        help="with --every-test: print each problem's COSTS (tests/mistakes/__init__.py), the "
+                             "behaviours each mistake failed a test of, to review and paste into its catalogue")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
@@ -215,6 +241,8 @@ def main(argv=None) -> int:
                    else f"NOT CAUGHT (pytest exit {r['exit_code']})")
         print(f"{r['problem']:>24}:{r['id']:<28} {verdict}")
     print(f"{sum(r['caught'] for r in results)}/{len(results)} mistakes caught")
+    if options.costs:
+        print(costs_text(results))
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1))
     return 0 if options.automatic or all(r["caught"] for r in results) else 1

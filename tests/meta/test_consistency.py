@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from grader.registry import BEHAVIOURS, BY_ID, PROBLEMS, weight_table
+from grader.registry import BEHAVIOURS, BY_ID, PROBLEMS, WHOLE_DOMAIN_TESTED, weight_table
 from tests.meta.suite import ROOT, problems_with_tests
 
 pytestmark = pytest.mark.meta
@@ -274,3 +274,17 @@ def test_the_boundary_lists_agree():
     missing = [p for p in (*boundary.PRIVATE, *boundary.STAFF, *boundary.WORKER, *boundary.RELEASED, *boundary.PACKAGED)
                if p not in (".git", "build") and not boundary.locate(p, ROOT).exists()]
     assert not missing, f"grader/harness/boundary.py names paths that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("problem", problems_with_tests())
+def test_fixed_inputs_earn_only_beside_generated_ones(problem):
+    """A behaviour's `fixed` names exactly its test functions that hypothesis does not drive, when it has some
+    that it does; a behaviour of fixed tests alone waits for another (`requires`), unless WHOLE_DOMAIN_TESTED."""
+    module = importlib.import_module(f"tests.test_{problem}")
+    for b in BY_ID[problem].behaviours:
+        fixed = {t for t in b.tests if not getattr(getattr(module, t), "is_hypothesis_test", False)}
+        if fixed == set(b.tests):
+            assert b.requires or (problem, b.name) in WHOLE_DOMAIN_TESTED, (
+                f"{problem}: {b.name!r} has fixed inputs only, which a table of answers passes: give it `requires`")
+        else:
+            assert set(b.fixed) == fixed, f"{problem}: {b.name!r} should have fixed={tuple(sorted(fixed))}"

@@ -276,18 +276,11 @@ def test_each_problem_gets_its_share_of_what_is_left():
 def test_a_module_that_loops_everywhere_costs_only_its_own_problem(tmp_path):
     """Every function of tensors (graded first) loops: tensors loses its points and, past its share of the run,
     its remaining tests at once; every other problem is graded in full within the run's time."""
-    import ast
+    from tests.meta.slips import LOOP, planted
 
     folder = tmp_path / "submission"
     shutil.copytree(ROOT / "reference", folder, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (folder / "tensors.py").read_text()
-    lines = source.splitlines()
-    for node in sorted((n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)
-                        and not n.name.startswith("_")), key=lambda n: -n.lineno):
-        first = node.body[0].lineno - 1
-        indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
-        lines[first:first] = [f"{indent}while True:", f"{indent}    pass"]
-    (folder / "tensors.py").write_text("\n".join(lines) + "\n")
+    (folder / "tensors.py").write_text(planted((folder / "tensors.py").read_text(), LOOP))
     out = tmp_path / "results.json"
     subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--local",
                     "--no-fingerprints", "--time-limit", "200"], cwd=ROOT, env=grader_env(), capture_output=True,

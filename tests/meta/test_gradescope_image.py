@@ -16,6 +16,7 @@ the first time on a machine (debootstrap), then the time setup.sh takes (the REA
 """
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -27,8 +28,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.cpushare import CpuShare
 from grader.harness import sandbox
-from grader.registry import PROBLEMS
+from grader.registry import BY_ID, PROBLEMS
+from grader.runner import Limits
+from tests.meta.slips import LOOP, UNFINISHED, planted
 from tests.meta.suite import ROOT
 from tests.meta.test_gradescope import build, validate
 from tests.meta.test_hostile import MARK, case_source
@@ -104,9 +108,12 @@ def mounted(fs: Path):
                 subprocess.run(["umount", "-l", str(target)], capture_output=True)
 
 
-def chroot(fs: Path, command: str, timeout: float, **env: str) -> subprocess.CompletedProcess:
+def chroot(fs: Path, command: str, timeout: float, cpu: CpuShare | None = None,
+           **env: str) -> subprocess.CompletedProcess:
+    """`command` in the root, as root; with `cpu`, in that CPU share (Gradescope gives a grading half a CPU)."""
     return subprocess.run(["chroot", str(fs), "/bin/bash", "-c", command], env={**CHROOT_ENV, **env},
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=(lambda: cpu.add(os.getpid())) if cpu else None)
 
 
 @pytest.fixture(scope="module")
@@ -158,15 +165,15 @@ def _remove(holder: Path) -> None:
     shutil.rmtree(holder)
 
 
-def run_autograder(fs: Path, upload: dict[str, str], *options: str) -> dict:
-    """Gradescope's per-submission step in the root: the upload in /autograder/submission, run_autograder, and
-    results.json (validated)."""
+def run_autograder(fs: Path, upload: dict[str, str], *options: str, cpu: CpuShare | None = None) -> dict:
+    """Gradescope's per-submission step in the root: the upload in /autograder/submission, run_autograder (in the
+    CPU share `cpu`), and results.json (validated)."""
     for folder in ("submission", "results"):
         shutil.rmtree(fs / "autograder" / folder, ignore_errors=True)
     (fs / "autograder" / "submission").mkdir()
     for name, text in upload.items():
         (fs / "autograder" / "submission" / name).write_text(text)
-    done = chroot(fs, "/autograder/run_autograder " + " ".join(options), GRADE_SECONDS)
+    done = chroot(fs, "/autograder/run_autograder " + " ".join(options), GRADE_SECONDS, cpu)
     results_file = fs / "autograder" / "results" / "results.json"
     assert results_file.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     results = json.loads(results_file.read_text())
@@ -223,3 +230,43 @@ def test_an_attack_on_the_kept_answers_in_the_image_changes_nothing(image):
     assert not list((fs / "tmp").glob(f"*{MARK}*")), "a pickle of the attack's was loaded"
     flops = [t for t in results["tests"] if t["name"].startswith("flops: ")]
     assert flops and all(t["status"] == "failed" for t in flops), "the attack sits in the flops stub: nothing passes"
+
+
+def per_problem(results: dict) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for test in results["tests"]:
+        problem = test["name"].split(":")[0]
+        scores[problem] = scores.get(problem, 0.0) + test["score"]
+    return scores
+
+
+def test_a_loop_costs_at_half_a_cpu_what_leaving_the_function_unfinished_costs(image):
+    """At Gradescope's half a CPU: a reference copy whose view_result alone loops loses what it loses with
+    view_result unfinished, within half a point, and every other problem is graded in full; one whose every
+    tensors function loops loses tensors alone. Both inside the time limit, results written."""
+    fs, setup, _ = image
+    if setup.returncode:
+        pytest.fail("setup.sh failed (the first test says why)")
+    reference = {f"{p.module}.py": (ROOT / "reference" / f"{p.module}.py").read_text() for p in PROBLEMS}
+    tensors = reference["tensors.py"]
+    with CpuShare(0.5) as cpu:
+        if cpu.kind not in ("cgroup v1", "cgroup v2"):
+            pytest.skip(f"no CPU cgroup to give half a CPU ({cpu.describe()})")
+        graded = {}
+        for name, upload, options in [
+                ("view_result loops", {**reference, "tensors.py": planted(tensors, LOOP, {"view_result"})}, ()),
+                ("view_result unfinished", {"tensors.py": planted(tensors, UNFINISHED, {"view_result"})},
+                 ("--problem", "tensors")),
+                ("every tensors function loops", {**reference, "tensors.py": planted(tensors, LOOP)}, ())]:
+            started = time.monotonic()
+            graded[name] = run_autograder(fs, upload, *options, cpu=cpu)
+            scores = per_problem(graded[name])
+            print(f"[gradescope image, half a CPU] {name}: {graded[name]['score']:g}/100 (tensors "
+                  f"{scores['tensors']:g}) in {time.monotonic() - started:.0f} s, execution_time "
+                  f"{graded[name]['execution_time']:.0f} s")
+            assert graded[name]["execution_time"] < Limits().submission_seconds, name
+    looped, unfinished, everything = (per_problem(graded[name]) for name in graded)
+    assert abs(looped.pop("tensors") - unfinished["tensors"]) <= 0.5, (looped, unfinished)
+    assert everything.pop("tensors") == 0
+    for scores in (looped, everything):
+        assert all(math.isclose(score, BY_ID[p].points) for p, score in scores.items()), scores

@@ -13,7 +13,7 @@ from grader.matches import Matches
 from grader.messages import KNOWN_MISTAKES
 from grader.registry import BY_ID, PROBLEMS, awaited
 from grader.runner import RunResult
-from grader.scoring import UNWEIGHTED, known_mistakes, not_started, results_json, score_run, table
+from grader.scoring import UNWEIGHTED, behaviour_output, known_mistakes, not_started, results_json, score_run, table
 from tests.meta.suite import ROOT
 
 pytestmark = pytest.mark.meta
@@ -118,12 +118,30 @@ def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_pa
             got = behaviour(scores, gated.name)
             assert got.withheld and got.score == 0 and not got.passed and got.tests_passed == len(got.tests)
             withheld = sum(b.points for b in problem.behaviours if required.name in b.requires)
-            assert math.isclose(scores[0].score, problem.points - withheld - required.points / len(required.tests))
+            # its first test failing costs that test's share, and its fixed tests' shares when it is generated
+            lost = required.points / len(required.tests) * (
+                1 + (len(required.fixed) if required.tests[0] not in required.fixed else 0))
+            assert math.isclose(scores[0].score, problem.points - withheld - lost)
             assert "earned once" in results_json(scores, seconds=1.0, output="")["tests"][
                 scores[0].behaviours.index(got)]["output"]
             assert f"until {awaited(gated.requires)}" in table(scores, []) and f"'{name}'" in table(scores, [])
             [whole] = score_run(run_of(problem.id, every_function(problem.id)))
             assert not behaviour([whole], gated.name).withheld
+
+
+def test_fixed_inputs_earn_only_beside_the_generated_tests_of_their_behaviour():
+    """A table of the public inputs' answers passes the fixed tests: their share waits for the generated ones."""
+    for problem in PROBLEMS:
+        for b in (b for b in problem.behaviours if b.fixed):
+            generated = [f for f in b.tests if f not in b.fixed]
+            share = problem.points / sum(x.points for x in problem.behaviours) * b.points / len(b.tests)
+            failing = {f"tests/test_{problem.id}.py::{generated[0]}"}
+            got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
+            assert got.fixed_waiting and math.isclose(got.score, share * (len(generated) - 1)), (b.name, got.score)
+            assert "their share is earned once its generated tests pass" in behaviour_output(got)
+            failing = {f"tests/test_{problem.id}.py::{b.fixed[0]}"}  # a fixed test alone failing costs its share
+            got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
+            assert not got.fixed_waiting and math.isclose(got.score, share * (len(b.tests) - 1)), (b.name, got.score)
 
 
 def test_scores_print_in_one_format():

@@ -7,12 +7,19 @@ student sees must catch it) against the reference with the mistake swapped in, a
     pytest --impl reference --mutant flops:macs -m "flops and not differential"
 
 The catalogs double as TA documentation of what the suite catches and what students get wrong.
+
+A slip costs the behaviours it breaks and nothing else: each catalogue's `COSTS` names, for each mistake, the
+behaviours (grader/registry.py) whose tests it may fail; the behaviours that wait for one of those (`requires`)
+may lose their points with them. tests/meta/test_mistakes.py fails when a mistake costs any other behaviour.
 """
 
 import ast
+import dataclasses
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader.registry import BY_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,15 +30,32 @@ class Mistake:
     id: str
     description: str
     replaces: dict  # public name -> wrong implementation
+    costs: tuple[str, ...] = ()  # the behaviours whose tests it may fail (its catalogue's COSTS)
 
 
 def catalog(problem: str) -> list[Mistake]:
-    """The mistakes catalogued for `problem` ([] if it has no catalog yet)."""
+    """The mistakes catalogued for `problem` ([] if it has no catalog yet), each with its costs."""
     try:
         module = importlib.import_module(f"tests.mistakes.{problem}")
     except ModuleNotFoundError:
         return []
-    return list(module.MISTAKES)
+    costs = getattr(module, "COSTS", {})
+    return [dataclasses.replace(m, costs=tuple(costs.get(m.id, ()))) for m in module.MISTAKES]
+
+
+def behaviours_of(problem: str, tests: list[str]) -> set[str]:
+    """The behaviours of `problem` that tests (function names, pytest ids allowed: "test_x[param]") belong to."""
+    owner = {test: b.name for b in BY_ID[problem].behaviours for test in b.tests}
+    return {owner[test.partition("[")[0]] for test in tests}
+
+
+def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
+    """`behaviours` and every behaviour that waits for one of them (`requires`), however indirectly: what a run
+    that fails those can lose."""
+    lost = set(behaviours)
+    while waiting := {b.name for b in BY_ID[problem].behaviours if b.name not in lost and lost & set(b.requires)}:
+        lost |= waiting
+    return lost
 
 
 def find_mistake(spec: str) -> Mistake:

@@ -178,3 +178,30 @@ MISTAKES = [
     _m("recompute_counts_forward", "the ordinary forward counted as recompute work",
        recompute_flops=recompute_counts_the_forward),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "no_recompute": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: parameters' gradients",
+                     "checkpoint: saves only its inputs"),
+    "rng_not_replayed": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: parameters' gradients"),
+    "rng_not_restored": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: parameters' gradients"),
+    "params_no_grad": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: parameters' gradients",
+                       "checkpoint: saves only its inputs"),
+    "keeps_internals": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: parameters' gradients",
+                        "checkpoint: saves only its inputs"),
+    "delegates_to_torch": ("audit: checkpoint without torch.utils.checkpoint",),
+    "no_checkpointing": ("checkpoint_sequential: segments recomputed", "segments"),
+    "default_l_segments": ("checkpoint_sequential: segments recomputed",),
+    "last_segment_stored": ("checkpoint_sequential: segments recomputed",),
+    "sizes_last_takes_rest": ("segments",),
+    "default_float_sqrt": ("segments",),
+    "default_floor_sqrt": ("segments",),
+    "memory_forgets_recompute": ("checkpoint_memory",),
+    "memory_average_segment": ("checkpoint_memory",),
+    "recompute_off_by_one": ("recompute_flops",),
+    "store_none_without_self": ("recompute_flops",),
+    "recompute_counts_forward": ("recompute_flops",),
+}

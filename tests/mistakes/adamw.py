@@ -15,25 +15,30 @@ class L2InsteadOfDecoupled(ref.AdamW):
         super()._update(p, state, dict(group, weight_decay=0.0), dtype)
 
 
+def _update_with(ratio, p, state, group, dtype) -> None:
+    """The reference's update, in the state's precision, with `ratio(m, v, t, beta1, beta2, eps)` in place of its
+    bias-corrected m_hat / (sqrt(v_hat) + eps): one slip, the rest as it should be."""
+    lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+    param = p if p.dtype == dtype else p.to(dtype)
+    grad = p.grad.to(dtype)
+    param.mul_(1 - lr * wd)
+    m.lerp_(grad, 1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    param.sub_(lr * ratio(m, v, t, beta1, beta2, eps))
+    if param is not p:
+        p.copy_(param)
+
+
 class NoBiasCorrection(ref.AdamW):
     def _update(self, p, state, group, dtype):
-        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        p.mul_(1 - lr * wd)
-        m.lerp_(p.grad, 1 - beta1)
-        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
-        p.addcdiv_(m, v.sqrt().add_(eps), value=-lr)
+        _update_with(lambda m, v, t, beta1, beta2, eps: m / (v.sqrt() + eps), p, state, group, dtype)
 
 
 class EpsInsideSqrt(ref.AdamW):
     def _update(self, p, state, group, dtype):
-        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-        p.mul_(1 - lr * wd)
-        m.lerp_(p.grad, 1 - beta1)
-        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
-        denom = (v / (1 - beta2**t)).add(eps).sqrt()
-        p.addcdiv_(m, denom, value=-lr / (1 - beta1**t))
+        _update_with(lambda m, v, t, beta1, beta2, eps: m / (1 - beta1**t) / (v / (1 - beta2**t) + eps).sqrt(),
+                     p, state, group, dtype)
 
 
 class DecayAfterUpdate(ref.AdamW):
@@ -52,12 +57,8 @@ class DecayWithoutLr(ref.AdamW):
 
 class BiasCorrectionWithoutSqrt(ref.AdamW):
     def _update(self, p, state, group, dtype):
-        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-        p.mul_(1 - lr * wd)
-        m.lerp_(p.grad, 1 - beta1)
-        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
-        p.addcdiv_(m, (v.sqrt() / (1 - beta2**t)).add_(eps), value=-lr / (1 - beta1**t))
+        _update_with(lambda m, v, t, beta1, beta2, eps: m / (1 - beta1**t) / (v.sqrt() / (1 - beta2**t) + eps),
+                     p, state, group, dtype)
 
 
 class SharedStepCounter(ref.AdamW):
@@ -88,11 +89,16 @@ class SharedStepCounter(ref.AdamW):
 class DecaysParamsWithoutGrad(ref.AdamW):
     @torch.no_grad()
     def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     p.mul_(1 - group["lr"] * group["weight_decay"])
-        return super().step(closure)
+        super().step()
+        return loss
 
 
 class HyperparametersFromDefaults(ref.AdamW):
@@ -198,3 +204,42 @@ MISTAKES = [
     _m("bytes_step_as_int64", "a Python int step counter counted as 8 bytes",
        optimizer_state_bytes=bytes_step_as_int64),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "l2_coupled": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                   "AdamW: float32 trajectories", "AdamW: float64 weight decay"),
+    "no_bias_correction": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                           "AdamW: float32 trajectories", "AdamW: float64 trajectories", "AdamW: float64 weight decay"),
+    "eps_inside_sqrt": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                        "AdamW: float32 trajectories", "AdamW: float64 trajectories", "AdamW: float64 weight decay"),
+    "decay_after_update": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                           "AdamW: float32 trajectories", "AdamW: float64 weight decay"),
+    "decay_without_lr": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                         "AdamW: float32 trajectories", "AdamW: float64 weight decay"),
+    "bias_correction_no_sqrt": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                                "AdamW: float32 trajectories", "AdamW: float64 trajectories",
+                                "AdamW: float64 weight decay"),
+    "shared_step_counter": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                            "AdamW: float32 trajectories", "AdamW: float64 trajectories",
+                            "AdamW: float64 weight decay"),
+    "decays_params_without_grad": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                                   "AdamW: float32 trajectories", "AdamW: float64 weight decay",
+                                   "AdamW: parameters without gradients"),
+    "hyperparameters_from_defaults": ("AdamW: bf16 parameters, default state", "AdamW: bf16 parameters, fp32 state",
+                                      "AdamW: float32 trajectories", "AdamW: float64 trajectories",
+                                      "AdamW: float64 weight decay", "AdamW: hyperparameters from the groups"),
+    "closure_under_no_grad": ("AdamW: closure",),
+    "ignores_state_dtype": ("AdamW: a torch optimizer", "AdamW: bf16 parameters, fp32 state",
+                            "optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "delegates_to_torch": ("AdamW: bf16 parameters, fp32 state", "audit: AdamW without torch's Adam",
+                           "optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "bytes_assume_fp32": ("optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "bytes_one_moment": ("optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "bytes_param_dtype": ("optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "bytes_counts_params": ("optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+    "bytes_step_as_int64": ("optimizer_state_bytes", "optimizer_state_bytes: fp32 moments, before the first step"),
+}

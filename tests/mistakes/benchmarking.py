@@ -218,3 +218,33 @@ MISTAKES = [
     _m("h100_pcie_as_sxm", "every H100 taken for the SXM part", hardware_for_name=h100_pcie_as_sxm),
     _m("any_hopper_name", "H100 NVL and GH200 taken for the table's parts", hardware_for_name=any_hopper_name),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "warmup_timed": ("benchmark: the default sync", "benchmark: the order of calls",
+                     "benchmark: times each trial's work"),
+    "no_sync_before_start": ("benchmark: the default sync", "benchmark: the order of calls",
+                             "benchmark: times each trial's work"),
+    "no_sync_before_stop": ("benchmark: the default sync", "benchmark: the order of calls",
+                            "benchmark: times each trial's work"),
+    "stats_over_warmup_too": ("benchmark: the default sync", "benchmark: the order of calls",
+                              "benchmark: times each trial's work"),
+    "one_clock_for_all_trials": ("benchmark: the default sync", "benchmark: the order of calls",
+                                 "benchmark: times each trial's work"),
+    "default_sync_never": ("benchmark: the default sync",),
+    "default_sync_always_cuda": ("benchmark: the default sync",),
+    "median_upper_middle": ("summarize",),
+    "sample_std": ("summarize",),
+    "variance_for_std": ("summarize",),
+    "sorted_times": ("summarize",),
+    "mfu_bf16_peak": ("measure_matmul", "utilisation"),
+    "matmul_macs": ("measure_matmul", "utilisation"),
+    "matmul_output_not_written": ("measure_matmul",),
+    "relu_reads_only": ("measure_bandwidth",),
+    "relu_mean_seconds": ("measure_bandwidth",),
+    "h100_pcie_as_sxm": ("device names",),
+    "any_hopper_name": ("device names",),
+}

@@ -123,3 +123,27 @@ MISTAKES = [
        merge_heads=merge_heads_plain_torch),
     _m("sum_hidden_mean", "mean instead of sum over hidden", sum_hidden=sum_hidden_mean),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "merge_d_heads": ("heads: split, merge, per-head linear",),
+    "split_d_heads": ("heads: split, merge, per-head linear",),
+    "repeat_kv_tiled": ("pairwise distances, repeat_kv",),
+    "patch_channels_first": ("images: patchify, unpatchify, pool2d",),
+    "patch_column_order": ("images: patchify, unpatchify, pool2d",),
+    "pool_kernels_swapped": ("images: patchify, unpatchify, pool2d",),
+    "scores_unscaled": ("matmul, attention scores, sum_hidden",),
+    "scores_over_d": ("matmul, attention scores, sum_hidden",),
+    "distances_no_two": ("pairwise distances, repeat_kv",),
+    "softmax_over_queries": ("multi-head attention",),
+    "attention_sqrt_d_model": ("multi-head attention",),
+    "per_head_shared_weight": ("heads: split, merge, per-head linear",),
+    "per_head_merge_h2_heads": ("heads: split, merge, per-head linear",),
+    "backward_ignores_grad_y": ("two-layer backward",),
+    "backward_w1_skips_w2": ("two-layer backward",),
+    "merge_heads_without_einops": ("audit: every function uses einops",),
+    "sum_hidden_mean": ("matmul, attention scores, sum_hidden",),
+}

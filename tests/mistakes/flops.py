@@ -142,3 +142,29 @@ MISTAKES = [
     _m("counter_fused_backward_2x", "fused attention backward counted as 2x its forward (it is 2.5x for equal "
        "head sizes: the scores are recomputed)", FlopCounter=CounterFusedBackwardAsForward),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "macs": ("matmul_flops and linear_flops",),
+    "two_d_minus_one": ("matmul_flops and linear_flops",),
+    "backward_1x": ("training-step FLOPs",),
+    "no_attention_term": ("transformer forward FLOPs",),
+    "no_lm_head": ("transformer forward FLOPs",),
+    "gqa_ignored": ("transformer forward FLOPs",),
+    "attention_one_layer": ("attention FLOPs",),
+    "mlp_6nd": ("training-step FLOPs",),
+    "params_no_norms": ("transformer_param_count",),
+    "params_tied": ("transformer_param_count",),
+    "two_nd": ("6ND, training days, MFU",),
+    "fraction_of_weights": ("attention FLOPs", "attention share grows with the context"),
+    "days_no_mfu": ("6ND, training days, MFU",),
+    "mfu_inverted": ("6ND, training days, MFU",),
+    "counter_misses_bmm": ("FlopCounter: attention", "FlopCounter: matmul programs", "FlopCounter: transformers"),
+    "counter_counts_bias": ("FlopCounter: MLPs", "FlopCounter: matmul programs"),
+    "counter_bmm_no_batch": ("FlopCounter: attention", "FlopCounter: matmul programs", "FlopCounter: transformers"),
+    "counter_never_resets": ("FlopCounter: starts from zero",),
+    "counter_fused_backward_2x": ("FlopCounter: attention",),
+}

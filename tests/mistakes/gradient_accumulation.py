@@ -175,3 +175,29 @@ MISTAKES = [
     _m("loss_after_step", "train_step returns the loss after the step instead of the loss it stepped on",
        train_step=loss_after_step),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "sum_of_means": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                     "the full-batch gradient, float64", "uneven splits"),
+    "one_over_k": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                   "the full-batch gradient, float64", "uneven splits"),
+    "zeroed_between": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                       "the full-batch gradient, float64", "uneven splits"),
+    "stale_grads": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                    "the full-batch gradient, float64", "uneven splits"),
+    "drops_last_partial": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                           "the full-batch gradient, float64", "uneven splits"),
+    "returns_last_loss": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                          "the full-batch gradient, float64", "uneven splits"),
+    "unweighted_mean_loss": ("no gradient left, invalid sizes", "the full-batch gradient, float32",
+                             "the full-batch gradient, float64", "uneven splits"),
+    "full_batch_backward": ("no gradient left, invalid sizes", "one micro-batch's activations at a time"),
+    "one_backward_at_the_end": ("no gradient left, invalid sizes", "one micro-batch's activations at a time"),
+    "no_zero_after_step": ("no gradient left, invalid sizes",),
+    "step_per_micro_batch": ("train_step",),
+    "loss_after_step": ("train_step",),
+}

@@ -193,3 +193,34 @@ MISTAKES = [
        mlp_activation_bytes=mlp_forgets_input),
     _m("mlp_fp32", "4 bytes per activation whatever the dtype", mlp_activation_bytes=mlp_fp32),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "allocates": ("tensor_bytes",),
+    "bits_over_eight": ("tensor_bytes",),
+    "packed_halved": ("tensor_bytes",),
+    "tied_counted_twice": ("parameter count and bytes",),
+    "trainable_only": ("parameter count and bytes",),
+    "state_dict": ("parameter count and bytes",),
+    "bytes_assume_fp32": ("parameter count and bytes",),
+    "bytes_tied_twice": ("parameter count and bytes",),
+    "state_in_param_dtype": ("bytes_per_param: AdamW's totals, unknown names", "bytes_per_param: real optimizer state"),
+    "master_ignored": ("bytes_per_param: AdamW's totals, unknown names", "bytes_per_param: real optimizer state"),
+    "grads_fp32": ("bytes_per_param: AdamW's totals, unknown names", "bytes_per_param: real optimizer state"),
+    "adam_one_moment": ("bytes_per_param: AdamW's totals, unknown names", "bytes_per_param: real optimizer state"),
+    "state_without_grads": ("model_state_bytes",),
+    "max_params_ceil": ("max_trainable_params",),
+    "max_params_16": ("max_trainable_params",),
+    "saved_every_tensor": ("SavedActivations: from zero, a worked MLP", "SavedActivations: the autograd graph"),
+    "saved_parameters": ("SavedActivations: from zero, a worked MLP", "SavedActivations: the autograd graph"),
+    "saved_dedup_by_id": ("SavedActivations: the autograd graph",),
+    "saved_view_bytes": ("SavedActivations: the autograd graph",),
+    "saved_never_resets": ("SavedActivations: from zero, a worked MLP",),
+    "saved_unpack_changes": ("SavedActivations: the autograd graph",),
+    "mlp_relu_apart": ("mlp_activation_bytes",),
+    "mlp_forgets_input": ("mlp_activation_bytes",),
+    "mlp_fp32": ("mlp_activation_bytes",),
+}

@@ -182,3 +182,35 @@ MISTAKES = [
        rearrange=_list_concatenated(ref.rearrange), reduce=_list_concatenated(ref.reduce),
        repeat=_list_concatenated(ref.repeat)),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "column_major_groups": ("a list of tensors", "any pattern: raise or match like einops", "classic calls",
+                            "error messages", "near misses raise like einops", "rearrange"),
+    "repeat_tiles": ("a list of tensors", "any pattern: raise or match like einops", "classic calls",
+                     "near misses raise like einops", "repeat"),
+    "mean_as_sum": ("a list of tensors", "any pattern: raise or match like einops", "classic calls",
+                    "error messages", "reduce"),
+    "max_as_mean": ("a list of tensors", "any pattern: raise or match like einops", "classic calls", "reduce"),
+    "ellipsis_never_reduced": ("a list of tensors", "any pattern: raise or match like einops", "classic calls",
+                               "near misses raise like einops", "reduce"),
+    "torch_errors_escape": ("a list of tensors", "any pattern: raise or match like einops", "error messages",
+                            "near misses raise like einops"),
+    "message_without_shape": ("a list of tensors", "any pattern: raise or match like einops", "error messages",
+                              "near misses raise like einops"),
+    "parse_every_call": ("each pattern is parsed once",),
+    "duplicates_accepted": ("any pattern: raise or match like einops", "error messages",
+                            "near misses raise like einops"),
+    "missing_length_is_one": ("any pattern: raise or match like einops", "error messages",
+                              "near misses raise like einops"),
+    "einsum_sums_shared_axes": ("any pattern: raise or match like einops", "classic calls", "einsum"),
+    "delegates_to_einops": ("a list of tensors", "audit: does not use einops", "each pattern is parsed once",
+                            "error messages"),
+    "einsum_output_order": ("any pattern: raise or match like einops", "classic calls", "einsum", "error messages",
+                            "near misses raise like einops"),
+    "list_unsupported": ("a list of tensors", "error messages"),
+    "list_concatenated": ("a list of tensors", "error messages"),
+}

@@ -18,10 +18,12 @@ Two kinds, per problem (`nonsense(problem)`):
 
 import importlib
 import inspect
+import sys
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from grader.registry import BY_ID, WHOLE_DOMAIN_TESTED
 from tests.mistakes import Mistake
 
 WHOLE, CORE = "whole module", "core"
@@ -153,6 +155,42 @@ EXTRA = {
 }
 
 
+def _called_from_a_fixed_test(problem: str) -> bool:
+    """Whether a test of `problem` that hypothesis does not drive is on the stack (its inputs are public and
+    fixed), other than the whole-domain ones (grader/registry.py WHOLE_DOMAIN_TESTED: a table is right there)."""
+    module = sys.modules.get(f"tests.test_{problem}")
+    whole = {t for b in BY_ID[problem].behaviours if (problem, b.name) in WHOLE_DOMAIN_TESTED for t in b.tests}
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_name
+        test = getattr(module, name, None) if name.startswith("test_") else None
+        if test is not None and not getattr(test, "is_hypothesis_test", False) and name not in whole:
+            return True
+        frame = frame.f_back
+    return False
+
+
+# Functions whose tests can check only that something was made (a PNG file): the table makes it every time.
+ALWAYS_MADE = frozenset({"plot_roofline"})
+
+
+def _table(problem: str) -> Mistake:
+    """Every public function answers as the reference when a test of fixed inputs calls it, as a table of the
+    public inputs' answers would, and 0 otherwise (a plot is always drawn, ALWAYS_MADE); classes do nothing."""
+    def answers(name, reference):
+        def table(*args, **kwargs):
+            made = name in ALWAYS_MADE or _called_from_a_fixed_test(problem)
+            return reference(*args, **kwargs) if made else 0
+        table.__name__ = name
+        return table
+
+    public = _public(problem)
+    extra = {name: answers(name, value) for name, value in public.items()
+             if inspect.isfunction(value) and name not in BEHAVING_CLASSES}
+    return _whole(problem, "table", _zero, "a table of the public inputs' answers: the reference's answer in a test "
+                  "of fixed inputs, 0 elsewhere; classes do nothing", extra)
+
+
 def nonsense(problem: str) -> list[Mistake]:
     """The nonsense implementations of `problem`: whole-module ones, then its core's."""
     error = getattr(importlib.import_module(f"reference.{problem}"), "EinopsError", ValueError)
@@ -160,6 +198,7 @@ def nonsense(problem: str) -> list[Mistake]:
         _whole(problem, "zero", _zero, "every function returns 0; classes do nothing"),
         _whole(problem, "input", _first, "every function returns its first argument; classes do nothing"),
         _whole(problem, "raise", _raiser(error), f"every function raises {error.__name__}; classes do nothing"),
+        _table(problem),
     ]
     if problem in EXTRA:
         found.append(_whole(problem, "own", _zero, "every function returns 0, the problem's own nonsense where a "

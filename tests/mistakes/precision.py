@@ -1,6 +1,7 @@
 """Classic mistakes with number formats and mixed precision, each written as the wrong code a student would write."""
 
 import dataclasses
+import functools
 
 import torch
 
@@ -39,21 +40,37 @@ def _bits(x):
     return x.contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF
 
 
+def _checked_as(reference):
+    """A slip in the values, not in the checks: the mistake rejects what `reference` rejects (it runs first,
+    its answer dropped), so that it costs the tests of its values and not those of the input's validation."""
+    def wrap(mistake):
+        @functools.wraps(mistake)
+        def checked(*args):
+            reference(*args)
+            return mistake(*args)
+        return checked
+    return wrap
+
+
+@_checked_as(ref.round_to_bf16)
 def bf16_truncate(x):
     return _from_bits(_bits(x) & 0xFFFF0000)
 
 
+@_checked_as(ref.round_to_bf16)
 def bf16_round_half_up(x):
     bits = _bits(x)
     nan = (bits & 0x7FFFFFFF) > 0x7F800000
     return _from_bits(torch.where(nan, bits | 0x00400000, bits + 0x8000) & 0xFFFF0000)
 
 
+@_checked_as(ref.round_to_bf16)
 def bf16_nan_to_inf(x):
     bits = _bits(x)
     return _from_bits((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000 & 0xFFFFFFFF)
 
 
+@_checked_as(ref.round_to_bf16)
 def bf16_by_cast(x):
     return x.to(torch.bfloat16).float()
 
@@ -78,30 +95,37 @@ def _quantize_with(x, fmt, rounding, subnormals=True, overflow=None, inf_input=N
     return torch.where(torch.isnan(wide), torch.nan, rounded).to(torch.float32)
 
 
+@_checked_as(ref.quantize)
 def quantize_truncate(x, fmt):
     return _quantize_with(x, fmt, torch.floor)
 
 
+@_checked_as(ref.quantize)
 def quantize_ties_away(x, fmt):
     return _quantize_with(x, fmt, lambda v: torch.floor(v + 0.5))
 
 
+@_checked_as(ref.quantize)
 def quantize_flush_subnormals(x, fmt):
     return _quantize_with(x, fmt, torch.round, subnormals=False)
 
 
+@_checked_as(ref.quantize)
 def quantize_always_saturate(x, fmt):
     return _quantize_with(x, fmt, torch.round, overflow=fmt.max_normal)
 
 
+@_checked_as(ref.quantize)
 def quantize_overflow_to_inf(x, fmt):
     return _quantize_with(x, fmt, torch.round, overflow=torch.inf)
 
 
+@_checked_as(ref.quantize)
 def quantize_inf_stays_inf(x, fmt):
     return _quantize_with(x, fmt, torch.round, inf_input=torch.inf)
 
 
+@_checked_as(ref.nvfp4_quantize)
 def nvfp4_one_scale(x):
     q = ref.nvfp4_quantize(x)
     amax = x.abs().max()
@@ -111,6 +135,7 @@ def nvfp4_one_scale(x):
                            tensor_scale=scale / 448)
 
 
+@_checked_as(ref.nvfp4_quantize)
 def nvfp4_scale_truncated(x):
     q = ref.nvfp4_quantize(x)
     blocks = x.reshape(*x.shape[:-1], -1, 16)
@@ -122,6 +147,7 @@ def nvfp4_scale_truncated(x):
     return ref.NVFP4Tensor(values=values.reshape(x.shape), block_scales=scales, tensor_scale=q.tensor_scale)
 
 
+@_checked_as(ref.nvfp4_quantize)
 def nvfp4_values_truncated(x):
     q = ref.nvfp4_quantize(x)
     blocks = x.reshape(*x.shape[:-1], -1, 16)
@@ -139,6 +165,7 @@ def nvfp4_no_shape_check(x):
     return ref.nvfp4_quantize(padded)
 
 
+@_checked_as(ref.nvfp4_dequantize)
 def nvfp4_dequantize_no_tensor_scale(q):
     blocks = q.values.reshape(*q.block_scales.shape, 16)
     return (blocks * q.block_scales.unsqueeze(-1)).reshape(q.values.shape)
@@ -251,3 +278,42 @@ MISTAKES = [
     _m("mp_ignores_scaler", "the scaler ignored: small fp16 gradients underflow, overflowing steps are taken",
        mixed_precision_step=mp_ignores_scaler),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "e4m3fn_as_ieee": ("float_format",),
+    "eps_unit_roundoff": ("float_format",),
+    "no_subnormals": ("float_format",),
+    "bias_off_by_one": ("float_format",),
+    "bf16_truncate": ("quantize: 1e-8 in fp16 and bf16", "round_to_bf16: bit for bit",
+                      "round_to_bf16: shape and worked examples"),
+    "bf16_half_up": ("round_to_bf16: bit for bit", "round_to_bf16: shape and worked examples"),
+    "bf16_nan_to_inf": ("round_to_bf16: bit for bit", "round_to_bf16: shape and worked examples"),
+    "bf16_by_cast": ("audit: round_to_bf16 with integer operations",),
+    "quantize_truncate": ("quantize: 1e-8 in fp16 and bf16", "quantize: small formats", "quantize: torch's formats"),
+    "quantize_ties_away": ("quantize: small formats", "quantize: torch's formats"),
+    "quantize_flush_subnormals": ("quantize: small formats", "quantize: torch's formats"),
+    "quantize_always_saturate": ("quantize: small formats", "quantize: torch's formats"),
+    "quantize_overflow_to_inf": ("quantize: small formats", "quantize: torch's formats"),
+    "quantize_inf_stays_inf": ("quantize: small formats",),
+    "nvfp4_one_scale": ("nvfp4: error bound per block", "nvfp4: representable input is exact", "nvfp4_quantize"),
+    "nvfp4_scale_truncated": ("nvfp4_quantize",),
+    "nvfp4_values_truncated": ("nvfp4: error bound per block", "nvfp4_quantize"),
+    "nvfp4_no_shape_check": ("input validation",),
+    "nvfp4_dequantize_no_tensor_scale": ("nvfp4: error bound per block", "nvfp4: representable input is exact",
+                                         "nvfp4_dequantize"),
+    "mp_cast_model": ("mixed precision: bf16", "mixed precision: fp16 with a loss scaler",
+                      "mixed precision: overflow", "mixed precision: the scaler rescues gradients"),
+    "mp_no_autocast": ("mixed precision: bf16", "mixed precision: fp16 with a loss scaler",
+                       "mixed precision: overflow", "mixed precision: the scaler rescues gradients"),
+    "mp_no_unscale": ("mixed precision: fp16 with a loss scaler", "mixed precision: overflow",
+                      "mixed precision: the scaler rescues gradients"),
+    "mp_no_update": ("mixed precision: fp16 with a loss scaler", "mixed precision: overflow",
+                     "mixed precision: the scaler rescues gradients"),
+    "mp_no_zero_grad": ("mixed precision: bf16",),
+    "mp_scaled_loss": ("mixed precision: fp16 with a loss scaler", "mixed precision: the scaler rescues gradients"),
+    "mp_ignores_scaler": ("mixed precision: overflow", "mixed precision: the scaler rescues gradients"),
+}

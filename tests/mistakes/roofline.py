@@ -115,3 +115,30 @@ MISTAKES = [
        plot_roofline=plot_without_friendly_error),
     _m("plot_nothing", "plot_roofline writes no file", plot_roofline=plot_nothing),
 ]
+
+
+# The behaviours each mistake may cost: those whose tests it failed under the held-out grading seed of
+# tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
+# `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
+COSTS = {
+    "relu_reads_only": ("elementwise costs", "the lecture's numbers"),
+    "gelu_one_flop": ("elementwise costs",),
+    "dot_macs": ("dot, matvec and matmul costs", "the lecture's numbers"),
+    "dot_fp32": ("dot, matvec and matmul costs", "the lecture's numbers"),
+    "matvec_matrix_only": ("dot, matvec and matmul costs", "the lecture's numbers"),
+    "matmul_no_write": ("dot, matvec and matmul costs", "intensity grows with matmul size", "the lecture's numbers"),
+    "matmul_macs": ("dot, matvec and matmul costs", "the lecture's numbers"),
+    "intensity_inverted": ("arithmetic and accelerator intensity", "attainable_flops_per_sec",
+                           "intensity grows with matmul size", "the lecture's numbers"),
+    "ridge_inverted": ("arithmetic and accelerator intensity", "the lecture's numbers"),
+    "ridge_fp32_peak": ("arithmetic and accelerator intensity", "the lecture's numbers"),
+    "classify_strict": ("classify",),
+    "classify_swapped": ("classify",),
+    "time_sum": ("attainable_flops_per_sec", "roofline_time"),
+    "time_compute_only": ("attainable_flops_per_sec", "roofline_time"),
+    "attainable_max": ("attainable_flops_per_sec",),
+    "batch_is_ridge": ("min_compute_bound_batch",),
+    "batch_off_by_one": ("min_compute_bound_batch",),
+    "plot_bare_import": ("plot_roofline",),
+    "plot_nothing": ("plot_roofline",),
+}

@@ -5,7 +5,10 @@ A trajectory spec (tests/strategies/adamw.py `adamw_trajectories`): {"seed", "sh
 [indices], "lr", "betas", "eps", "weight_decay"}], "steps", "has_grad": [[bool per param] per step],
 "grad_scale": [per param], "dtype": "float64" | "float32" | "bfloat16"}, optionally "state_dtype"
 ("float32" or None), "lrs" (a learning rate per step, set on every group before the step, as a
-scheduler would) and "closure" (gradients from a loss computed in a closure instead of given ones).
+scheduler would), "closure" (gradients from a loss computed in a closure instead of given ones: True for
+step(closure), "called_first" for the closure called by the scenario and step() after it) and "built_with"
+({"defaults": {...}, "groups": [{...} per group]}: the optimizer is constructed with these hyperparameters,
+and every group's are set to the spec's before each step).
 """
 
 import torch
@@ -46,22 +49,39 @@ def _loss(params, targets, grads_of_step) -> torch.Tensor:
 def trajectory(optimizer_class, spec: dict, **extra) -> dict:
     """Run the spec's steps with `optimizer_class` (the one under test, or torch's AdamW). Returns the final
     parameters, each parameter's state as {"step": int, "exp_avg": tensor, "exp_avg_sq": tensor} ({} if
-    none) and the losses the closure steps returned."""
+    none), the losses the closure steps returned and how often each step's closure was called."""
     params, grads, targets = make_problem(spec)
-    optimizer = optimizer_class(groups(spec, params), **extra)
-    losses = []
+    built = spec.get("built_with")
+    if built:
+        given = [dict(hyper, params=[params[i] for i in group["params"]])
+                 for hyper, group in zip(built["groups"], spec["groups"], strict=True)]
+        optimizer = optimizer_class(given, **built["defaults"], **extra)
+    else:
+        optimizer = optimizer_class(groups(spec, params), **extra)
+    losses, calls = [], []
     for t, grads_of_step in enumerate(grads):
+        if built:
+            for group, wanted in zip(optimizer.param_groups, spec["groups"], strict=True):
+                group.update({k: v for k, v in wanted.items() if k != "params"})
         if "lrs" in spec:
             for group in optimizer.param_groups:
                 group["lr"] = spec["lrs"][t]
         if spec.get("closure"):
+            calls.append(0)
+
             def closure(grads_of_step=grads_of_step):
+                calls[-1] += 1
                 optimizer.zero_grad(set_to_none=True)
                 loss = _loss(params, targets, grads_of_step)
                 if loss.requires_grad:  # not when no parameter gets a gradient this step
                     loss.backward()
                 return loss
-            loss = optimizer.step(closure)
+            if spec["closure"] == "called_first":
+                with torch.enable_grad():
+                    loss = closure()
+                optimizer.step()
+            else:
+                loss = optimizer.step(closure)
             losses.append(float(loss.detach()))
         else:
             for p, g in zip(params, grads_of_step, strict=True):
@@ -72,7 +92,7 @@ def trajectory(optimizer_class, spec: dict, **extra) -> dict:
         state = optimizer.state.get(p, {})
         states.append({} if not state else {"step": int(state["step"]), "exp_avg": state["exp_avg"].detach().clone(),
                                             "exp_avg_sq": state["exp_avg_sq"].detach().clone()})
-    return {"params": [p.detach().clone() for p in params], "state": states, "losses": losses}
+    return {"params": [p.detach().clone() for p in params], "state": states, "losses": losses, "calls": calls}
 
 
 def run(pkg, spec: dict) -> dict:

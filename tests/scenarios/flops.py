@@ -160,13 +160,14 @@ def count_each(pkg, specs: list) -> list:
 
 
 def count_twice(pkg, first: dict, second: dict) -> dict:
-    """Scenario: one FlopCounter entered twice; what it holds after the second use."""
+    """Scenario: one FlopCounter entered twice, and what it holds after the second use ("reused"); a fresh one
+    around the second workload alone ("fresh")."""
     counter = pkg.flops.FlopCounter()
     with counter:
         run_workload(first)
     with counter:
         run_workload(second)
-    return {"total": counter.total, "by_op": dict(counter.by_op)}
+    return {"reused": {"total": counter.total, "by_op": dict(counter.by_op)}, "fresh": count(pkg, second)}
 
 
 class _Forbidden:

@@ -103,7 +103,8 @@ def saved(pkg, spec: dict) -> dict:
 
 
 def saved_twice(pkg, first: dict, second: dict) -> dict:
-    """Scenario: one SavedActivations entered twice; what it holds after the second forward. The first
+    """Scenario: one SavedActivations entered twice, and what it holds after the second forward ("reused"); a
+    fresh one around the second forward alone ("fresh"). The first
     forward's graph stays alive through the second, so no storage of the second can reuse a freed address of
     the first: a meter that keeps what it saw by address (and never resets) counts the same every run."""
     meter = pkg.memory.SavedActivations()
@@ -112,7 +113,11 @@ def saved_twice(pkg, first: dict, second: dict) -> dict:
         model, x = build_stack(spec)
         with meter:
             graphs.append(_loss(model, x))
-    return {"total": meter.total, "storages": meter.storages}
+    model, x = build_stack(second)
+    with pkg.memory.SavedActivations() as fresh:
+        graphs.append(_loss(model, x))
+    return {"reused": {"total": meter.total, "storages": meter.storages},
+            "fresh": {"total": fresh.total, "storages": fresh.storages}}
 
 
 # -- what a real optimizer keeps -----------------------------------------------------------------------
