@@ -40,7 +40,9 @@ class AdamW(torch.optim.Optimizer):
     policy (2 + 2 + 4 + 4 bytes per parameter): the moments stay float32, the update is computed in float32
     from the bfloat16 parameter and gradient, and the result is rounded to bfloat16 once, into p.
 
-    ValueError for lr < 0, eps < 0, weight_decay < 0, or a beta outside [0, 1).
+    ValueError for lr < 0, eps < 0, weight_decay < 0, or a beta outside [0, 1) given to the constructor. A
+    param group's own values are the caller's, as in torch (whose AdamW checks only its arguments): they are
+    not checked, and no test passes invalid ones.
     """
 
     def __init__(

@@ -55,19 +55,47 @@ def plain_training(model, optimizer, loss_fn, batches) -> dict:
 
 # -- flops ---------------------------------------------------------------------------------------------------
 
-def oracle_count(spec: dict) -> dict:
-    """What FlopCounterMode counts for the workload: {"total": int, "by_op": {"aten.mm": int, ...}}."""
+def _flop_counts(run) -> dict:
+    """What FlopCounterMode counts while `run()` runs: {"total": int, "by_op": {"aten.mm": int, ...}}."""
     from torch.utils.flop_counter import FlopCounterMode
 
     with FlopCounterMode(display=False) as mode:
-        flops.run_workload(spec)
+        run()
     by_op = {str(op): n for op, n in mode.get_flop_counts().get("Global", {}).items() if n}
     return {"total": mode.get_total_flops(), "by_op": by_op}
 
 
+def oracle_count(spec: dict) -> dict:
+    """What FlopCounterMode counts for the workload (tests/scenarios/flops.py)."""
+    return _flop_counts(lambda: flops.run_workload(spec))
+
+
+class ConfigBlock(flops.Block):
+    WIDER = 0  # the config's own architecture, which the worker does not hold (tests/scenarios/flops.py Block)
+
+
+class ConfigTransformer(flops.Transformer):
+    """The torch model of a `TransformerConfig`, exactly: what the closed-form functions are graded against."""
+
+    block = ConfigBlock
+
+
+def model_count(config: TransformerConfig, batch: int, seq: int, backward: bool = False) -> dict:
+    """What FlopCounterMode counts for the forward (and backward) of the config's own model on the meta device:
+    {"total": int, "by_op": {...}}."""
+    model = ConfigTransformer(config, device=META)
+    tokens = torch.zeros(batch, seq, dtype=torch.long, device=META)
+
+    def run():
+        loss = model(tokens).sum()
+        if backward:
+            loss.backward()
+    return _flop_counts(run)
+
+
 def param_count(config: TransformerConfig) -> int:
     """Parameters of the torch model built from `config` (the oracle for transformer_param_count)."""
-    return sum(p.numel() for p in flops.Transformer(config, device=META).parameters())
+    return sum(p.numel() for p in ConfigTransformer(config, device=META).parameters())
 
 
 # -- adamw ---------------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Problem (flops): counting compute.
 
 Oracles: torch.utils.flop_counter.FlopCounterMode on generated matmul programs, MLPs, attention (math
-backend, and the fused kernels' ops on the meta device) and transformers built from generated configs;
-the parameters of those torch modules; worked numbers (the lecture's question, our answer). Counts are
+backend, and the fused kernels' ops on the meta device) and transformers built from generated configs
+(the closed-form functions against the config's own model, built in this process alone: tests/oracles.py
+`ConfigTransformer`; the counter against the workload's, a wider variant the worker runs); the parameters
+of the config's model; worked numbers (the lecture's question, our answer). Counts are
 exact integers, so every comparison of a count is exact. Times and ratios are compared to 1e-9 relative:
 a few float64 operations round at ~1e-16, and every catalogued mistake is off by more than 1e-3.
 """
@@ -89,7 +91,7 @@ def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, seq):
     got = impl.flops.transformer_forward_flops(config, batch, seq)
-    expected = oracles.oracle_count(transformer_spec(config, batch, seq))["total"]
+    expected = oracles.model_count(config, batch, seq)["total"]
     expect_int(got, expected,
                what=call_text("transformer_forward_flops", config, batch, seq),
                source=f"{ORACLE} on the torch model of this config", hint=HINT_TRANSFORMER)
@@ -101,7 +103,7 @@ def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, 
 def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
     # In the model only attention runs batched products (its projections fold into aten.mm).
     got = impl.flops.attention_score_flops(config, batch, seq)
-    expected = oracles.oracle_count(transformer_spec(config, batch, seq))["by_op"]["aten.bmm"]
+    expected = oracles.model_count(config, batch, seq)["by_op"]["aten.bmm"]
     expect_int(got, expected,
                what=call_text("attention_score_flops", config, batch, seq),
                source=f"{ORACLE}'s aten.bmm count on the torch model",
@@ -111,7 +113,7 @@ def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
 @given(config=transformer_configs(), seq=seqs, batch=batches)
 def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batch):
     got = impl.flops.attention_flops_fraction(config, seq)
-    measured = oracles.oracle_count(transformer_spec(config, batch, seq))
+    measured = oracles.model_count(config, batch, seq)
     expected = measured["by_op"]["aten.bmm"] / measured["total"]
     expect_close(got, expected, rel=REL,
                  what=call_text("attention_flops_fraction", config, seq),
@@ -123,7 +125,7 @@ def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batc
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_training_step_flops_matches_forward_and_backward(impl, config, batch, seq):
     got = impl.flops.training_step_flops(config, batch, seq)
-    expected = oracles.oracle_count(transformer_spec(config, batch, seq, backward=True))["total"]
+    expected = oracles.model_count(config, batch, seq, backward=True)["total"]
     expect_int(got, expected,
                what=call_text("training_step_flops", config, batch, seq),
                source=f"{ORACLE} on forward + backward of the torch model", hint=HINT_BACKWARD)

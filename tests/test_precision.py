@@ -140,8 +140,13 @@ def test_float_format_rejects_unknown_formats(impl):
 def test_lecture_facts_ranges_of_fp8(impl):
     e4m3, e5m2 = impl.precision.float_format(torch.float8_e4m3fn), impl.precision.float_format(torch.float8_e5m2)
     # e4m3: more precision (eps 1/8), range +-448; e5m2: less precision (eps 1/4), range +-57344
-    assert (e4m3.max_normal, e4m3.eps, e4m3.min_subnormal) == (448.0, 0.125, 2.0**-9), e4m3
-    assert (e5m2.max_normal, e5m2.eps, e5m2.min_subnormal) == (57344.0, 0.25, 2.0**-16), e5m2
+    for name, got, expected in [("fp8 e4m3fn", e4m3, (448.0, 0.125, 2.0**-9)),
+                                ("fp8 e5m2", e5m2, (57344.0, 0.25, 2.0**-16))]:
+        seen = (got.max_normal, got.eps, got.min_subnormal)
+        assert seen == expected, (
+            f"float_format({name}): (max_normal, eps, min_subnormal) should be {expected} (the lecture's ranges, "
+            f"the OCP fp8 specification), got {seen}\n  hint: e4m3fn has no inf (its top exponent holds numbers, "
+            f"all but the NaN code); eps is 2^-mantissa_bits; subnormals reach 2^(1 - bias - mantissa_bits)")
     assert (torch.finfo(torch.float8_e4m3fn).max, torch.finfo(torch.float8_e5m2).max) == (448.0, 57344.0), (
         "torch's fp8 maxima are not the OCP specification's: a test premise, not your code")
 

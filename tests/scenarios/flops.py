@@ -84,31 +84,38 @@ def _fused_attention(spec: dict) -> torch.Tensor:
 
 
 class Block(nn.Module):
-    """One layer of `TransformerConfig`'s transformer (its docstring is the architecture)."""
+    """One layer of the transformer the counter's workloads run: `TransformerConfig`'s architecture (its
+    docstring), except that each head is WIDER wider in its queries and keys and the MLP WIDER units wider. So
+    measuring it answers none of the closed-form functions, which are graded on the config's own model,
+    built in the test process alone (tests/oracles.py `ConfigTransformer`, WIDER = 0)."""
+
+    WIDER = 1
 
     def __init__(self, c: TransformerConfig, device=None):
         super().__init__()
-        d, kv = c.d_model, c.kv_heads * c.d_head
-        self.c = c
+        d, qk, ff = c.d_model, c.d_head + self.WIDER, c.d_ff + self.WIDER
+        self.c, self.qk = c, qk
         self.norm1, self.norm2 = nn.RMSNorm(d, device=device), nn.RMSNorm(d, device=device)
-        self.wq, self.wo = nn.Linear(d, d, bias=False, device=device), nn.Linear(d, d, bias=False, device=device)
-        self.wk, self.wv = nn.Linear(d, kv, bias=False, device=device), nn.Linear(d, kv, bias=False, device=device)
-        self.up = nn.Linear(d, c.d_ff, bias=False, device=device)
-        self.gate = nn.Linear(d, c.d_ff, bias=False, device=device) if c.gated_mlp else None
-        self.down = nn.Linear(c.d_ff, d, bias=False, device=device)
+        self.wq = nn.Linear(d, c.n_heads * qk, bias=False, device=device)
+        self.wk = nn.Linear(d, c.kv_heads * qk, bias=False, device=device)
+        self.wv = nn.Linear(d, c.kv_heads * c.d_head, bias=False, device=device)
+        self.wo = nn.Linear(d, d, bias=False, device=device)
+        self.up = nn.Linear(d, ff, bias=False, device=device)
+        self.gate = nn.Linear(d, ff, bias=False, device=device) if c.gated_mlp else None
+        self.down = nn.Linear(ff, d, bias=False, device=device)
 
-    def _heads(self, x: torch.Tensor, n: int) -> torch.Tensor:
+    def _heads(self, x: torch.Tensor, n: int, size: int) -> torch.Tensor:
         b, s, _ = x.shape
-        x = x.view(b, s, n, self.c.d_head).transpose(1, 2)
+        x = x.view(b, s, n, size).transpose(1, 2)
         return x.repeat_interleave(self.c.n_heads // n, dim=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         c, (b, s, d) = self.c, x.shape
         h = self.norm1(x)
-        q = self._heads(self.wq(h), c.n_heads)
-        k, v = self._heads(self.wk(h), c.kv_heads), self._heads(self.wv(h), c.kv_heads)
+        q = self._heads(self.wq(h), c.n_heads, self.qk)
+        k, v = self._heads(self.wk(h), c.kv_heads, self.qk), self._heads(self.wv(h), c.kv_heads, c.d_head)
         with sdpa_kernel(SDPBackend.MATH):
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=c.d_head**-0.5)
         x = x + self.wo(a.transpose(1, 2).reshape(b, s, d))
         h = self.norm2(x)
         m = F.silu(self.gate(h)) * self.up(h) if self.gate is not None else F.gelu(self.up(h))
@@ -116,10 +123,12 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
+    block = Block
+
     def __init__(self, c: TransformerConfig, device=None):
         super().__init__()
         self.embed = nn.Embedding(c.vocab_size, c.d_model, device=device)
-        self.blocks = nn.ModuleList(Block(c, device) for _ in range(c.n_layers))
+        self.blocks = nn.ModuleList(self.block(c, device) for _ in range(c.n_layers))
         self.norm = nn.RMSNorm(c.d_model, device=device)
         self.head = nn.Linear(c.d_model, c.vocab_size, bias=False, device=device)
 
