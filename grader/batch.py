@@ -34,7 +34,7 @@ def scores_from(data: list[dict]) -> list[ProblemScore]:
     return [ProblemScore(p["id"], p["title"], p["points"],
                          [BehaviourScore(b["name"], b["points"], [TestScore(**t) for t in b["tests"]],
                                          requires=b.get("requires", ()), withheld=b.get("withheld", False),
-                                         fixed=b.get("fixed", ()))
+                                         fixed=b.get("fixed", {}))
                           for b in p["behaviours"]]) for p in data]
 
 

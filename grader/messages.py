@@ -37,5 +37,5 @@ PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until {awaite
 PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
                  "earned once {awaited}.")
 FIXED_WAITING = ("Its tests of fixed inputs ({tests}) passed, but a table of answers could pass them: their share is "
-                 "earned once its generated tests pass.")
+                 "earned once the generated tests of the same function pass.")
 MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

@@ -11,7 +11,7 @@ points are split equally among its test functions, and a function's share equall
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -45,15 +45,16 @@ class Behaviour:
     (grader/scoring.py).
 
     `fixed`: the test functions among `tests` whose inputs are fixed (the lecture's numbers, worked examples,
-    fixed invalid calls), which a table of answers could pass: their share is earned only when the behaviour's
-    generated tests pass in full. A behaviour of fixed tests alone waits for another instead (`requires`)."""
+    fixed invalid calls), which a table of answers could pass, each with the generated tests of the same function
+    (among `tests`) whose full pass its share waits for. A behaviour of fixed tests alone waits for another
+    instead (`requires`)."""
 
     name: str
     checks: str
     points: float
     tests: tuple[str, ...]
     requires: tuple[str, ...] | str = ()
-    fixed: tuple[str, ...] = ()
+    fixed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self):
         if isinstance(self.requires, str):
@@ -166,7 +167,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("a list of tensors", "stacked on a new first axis as einops does; one that cannot stack raises "
           "EinopsError", 0.5, ("test_list_inputs_are_stacked_like_einops",
                                 "test_list_inputs_that_do_not_stack_raise_einops_error"),
-          fixed=("test_list_inputs_that_do_not_stack_raise_einops_error",)),
+          fixed={"test_list_inputs_that_do_not_stack_raise_einops_error":
+                  ("test_list_inputs_are_stacked_like_einops",)}),
         B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
           ("test_each_pattern_is_parsed_once",)),
         B("audit: does not use einops", "your functions name no einops and run none of it", 0.5,
@@ -210,7 +212,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "70B-on-15T-tokens question) and mfu", 1,
           ("test_approx_training_flops_is_six_n_d", "test_training_days_lecture_example",
            "test_training_days_scales_as_compute_over_throughput", "test_mfu_is_achieved_over_peak"),
-          fixed=("test_training_days_lecture_example",)),
+          fixed={"test_training_days_lecture_example": ("test_training_days_scales_as_compute_over_throughput",)}),
         B("attention share grows with the context", "a property only: the share grows with seq and the exact "
           "step outgrows 6ND", 0.25, ("test_attention_share_grows_with_context_and_six_n_d_falls_behind",),
           requires=("attention FLOPs", "training-step FLOPs", "transformer_param_count")),
@@ -221,7 +223,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("tensor_bytes", "against torch, without allocating, a worked example (4 × 8 float32: 128 bytes)", 0.5,
           ("test_tensor_bytes_matches_torch", "test_tensor_bytes_allocates_nothing",
            "test_tensor_bytes_lecture_example"),
-          fixed=("test_tensor_bytes_lecture_example",)),
+          fixed={"test_tensor_bytes_lecture_example":
+                  ("test_tensor_bytes_matches_torch", "test_tensor_bytes_allocates_nothing")}),
         B("parameter count and bytes", "parameter_count and parameter_bytes against torch modules", 0.5,
           ("test_parameter_count_and_bytes_match_torch",)),
         B("bytes_per_param: real optimizer state", "against the bytes of a real optimizer's state per policy",
@@ -234,7 +237,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_model_state_bytes_matches_a_real_training_step", "test_model_state_bytes_is_n_times_bytes_per_param")),
         B("max_trainable_params", "the largest model that fits; our worked example (8 H100s: 53,333,333,333)", 0.25,
           ("test_max_trainable_params_is_the_largest_that_fits", "test_max_trainable_params_lecture_example"),
-          fixed=("test_max_trainable_params_lecture_example",)),
+          fixed={"test_max_trainable_params_lecture_example": ("test_max_trainable_params_is_the_largest_that_fits",)}),
         B("SavedActivations: the autograd graph", "the saved bytes against the tensors autograd keeps, on "
           "generated stacks of Linear layers alone and with activations, LayerNorms or views between them", 3.5,
           ("test_saved_activations_matches_the_autograd_graph",)),
@@ -242,10 +245,12 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "counts; our worked MLP (B = 64, D = 1024, L = 16, bf16)",
           0.75, ("test_saved_activations_starts_from_zero_each_time_it_is_entered",
                 "test_saved_activations_lecture_mlp"),
-          requires="SavedActivations: the autograd graph", fixed=("test_saved_activations_lecture_mlp",)),
+          requires="SavedActivations: the autograd graph",
+          fixed={"test_saved_activations_lecture_mlp":
+                  ("test_saved_activations_starts_from_zero_each_time_it_is_entered",)}),
         B("mlp_activation_bytes", "against the measurement and our worked example (2,097,152 bytes)", 0.5,
           ("test_mlp_activation_bytes_matches_the_measurement", "test_mlp_activation_bytes_lecture_example"),
-          fixed=("test_mlp_activation_bytes_lecture_example",)),
+          fixed={"test_mlp_activation_bytes_lecture_example": ("test_mlp_activation_bytes_matches_the_measurement",)}),
         B("differential: all functions", "counting functions and measurements against the reference", 0.5,
           ("test_differential_counting_functions", "test_differential_measurements")),
     ),
@@ -260,7 +265,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("round_to_bf16: shape and worked examples", "the shape is kept; hand-checked bit patterns (ties to even, "
           "the largest float32, -0, subnormal ties, NaN)", 0.25,
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples"),
-          fixed=("test_round_to_bf16_worked_examples",)),
+          fixed={"test_round_to_bf16_worked_examples": ("test_round_to_bf16_keeps_the_shape",)}),
         B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
           ("test_audit_round_to_bf16_uses_integer_operations",), requires="round_to_bf16: shape and worked examples"),
         B("quantize: torch's formats", "quantize to every torch float format against torch's cast", 1.5,
@@ -273,7 +278,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("nvfp4_quantize", "the e2m1 grid values, the e4m3 block scales, the nearest values; also at the bottom "
           "of its range", 1.5,
           ("test_nvfp4_quantize_grid_scales_and_nearest_values", "test_nvfp4_quantizes_the_bottom_of_its_range"),
-          fixed=("test_nvfp4_quantizes_the_bottom_of_its_range",)),
+          fixed={"test_nvfp4_quantizes_the_bottom_of_its_range":
+                  ("test_nvfp4_quantize_grid_scales_and_nearest_values",)}),
         B("nvfp4_dequantize", "values times block scale times tensor scale", 0.25,
           ("test_nvfp4_dequantize_multiplies_the_scales",)),
         B("nvfp4: representable input is exact", "a round trip of values on the grid changes nothing", 0.5,
@@ -332,12 +338,12 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("elementwise costs", "relu_cost; gelu_cost as torch decomposes it; unknown approximations raise", 1,
           ("test_relu_cost", "test_gelu_cost_counts_torchs_decomposition",
            "test_gelu_cost_rejects_unknown_approximation"),
-          fixed=("test_gelu_cost_rejects_unknown_approximation",)),
+          fixed={"test_gelu_cost_rejects_unknown_approximation": ("test_gelu_cost_counts_torchs_decomposition",)}),
         B("dot, matvec and matmul costs", "FLOPs and bytes of each", 1.25,
           ("test_dot_cost", "test_matvec_cost", "test_matmul_cost")),
         B("arithmetic and accelerator intensity", "FLOPs per byte of an op and of a chip", 0.5,
           ("test_arithmetic_intensity_is_flops_per_byte", "test_accelerator_intensity_from_the_spec_sheet"),
-          fixed=("test_accelerator_intensity_from_the_spec_sheet",)),
+          fixed={"test_accelerator_intensity_from_the_spec_sheet": ("test_arithmetic_intensity_is_flops_per_byte",)}),
         B("the lecture's numbers", "the lecture's intensities (ReLU 0.25, dot 0.5, the H100's ~295) and ours "
           "from them (a mat-vec, a 1024³ matmul)", 0.5, ("test_lecture_numbers",),
           requires=("elementwise costs", "dot, matvec and matmul costs", "arithmetic and accelerator intensity")),
@@ -353,7 +359,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "for 8192 × 8192 on an H100)", 1,
           ("test_min_compute_bound_batch_is_the_smallest", "test_min_compute_bound_batch_lecture",
            "test_documented_errors_are_raised"),
-          fixed=("test_min_compute_bound_batch_lecture", "test_documented_errors_are_raised")),
+          fixed={"test_min_compute_bound_batch_lecture": ("test_min_compute_bound_batch_is_the_smallest",),
+                 "test_documented_errors_are_raised": ("test_min_compute_bound_batch_is_the_smallest",)}),
         B("plot_roofline", "writes a PNG (one with the demo's points, drawn with your package); names the missing "
           "extra", 0.25, ("test_plot_roofline_writes_a_png", "test_plot_roofline_names_the_missing_extra"),
           requires=("arithmetic and accelerator intensity", "attainable_flops_per_sec")),
@@ -377,7 +384,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "micro-batch sizes raise ValueError", 0.25,
           ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error",
            "test_documented_errors_are_raised"), requires="the full-batch gradient, float64",
-          fixed=("test_invalid_micro_batch_size_raises_value_error", "test_documented_errors_are_raised")),
+          fixed={"test_invalid_micro_batch_size_raises_value_error": ("test_train_step_leaves_no_gradient_behind",),
+                 "test_documented_errors_are_raised": ("test_train_step_leaves_no_gradient_behind",)}),
         B("differential: accumulate_gradients", "against the reference", 0.25, ("test_accumulate_matches_reference",)),
     ),
     "activation_checkpointing": (
@@ -402,22 +410,24 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("segments", "default ceil(sqrt(L)), sizes like tensor_split, invalid counts raise", 0.25,
           ("test_default_segments_is_ceil_sqrt", "test_segment_sizes_like_tensor_split",
            "test_invalid_segments_raise_value_error", "test_documented_errors_are_raised"),
-          fixed=("test_default_segments_is_ceil_sqrt",
-                 "test_invalid_segments_raise_value_error",
-                 "test_documented_errors_are_raised")),
+          fixed={"test_default_segments_is_ceil_sqrt": ("test_segment_sizes_like_tensor_split",),
+                 "test_invalid_segments_raise_value_error": ("test_segment_sizes_like_tensor_split",),
+                 "test_documented_errors_are_raised": ("test_segment_sizes_like_tensor_split",)}),
         B("checkpoint_memory", "against measured bytes; O(L) falls to O(sqrt L)", 0.25,
           ("test_checkpoint_memory_matches_measured_bytes", "test_checkpoint_memory_falls_from_linear_to_square_root"),
-          fixed=("test_checkpoint_memory_falls_from_linear_to_square_root",)),
+          fixed={"test_checkpoint_memory_falls_from_linear_to_square_root":
+                  ("test_checkpoint_memory_matches_measured_bytes",)}),
         B("recompute_flops", "against the counted forward calls; unknown strategies raise", 0.25,
           ("test_recompute_flops_matches_counted_forward_calls", "test_recompute_flops_rejects_unknown_strategies"),
-          fixed=("test_recompute_flops_rejects_unknown_strategies",)),
+          fixed={"test_recompute_flops_rejects_unknown_strategies":
+                  ("test_recompute_flops_matches_counted_forward_calls",)}),
         B("differential: all functions", "the analytic models and checkpoint_sequential against the reference",
           0.5, ("test_analytic_models_match_reference", "test_checkpoint_sequential_matches_reference")),
     ),
     "benchmarking": (
         B("summarize", "against statistics, the worked examples, the reference", 0.5,
           ("test_summarize_matches_statistics", "test_summarize_worked_examples", "test_summarize_matches_reference"),
-          fixed=("test_summarize_worked_examples",)),
+          fixed={"test_summarize_worked_examples": ("test_summarize_matches_statistics",)}),
         B("benchmark: the order of calls", "warm-ups, then each trial between two syncs and clock reads", 0.5,
           ("test_benchmark_calls_in_order",)),
         B("benchmark: times each trial's work", "each time is the work of one trial, on a fake clock", 0.75,

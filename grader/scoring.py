@@ -53,25 +53,29 @@ class BehaviourScore:
     tests: list[TestScore] = field(default_factory=list)
     requires: tuple[str, ...] = ()  # the behaviours whose full pass its points wait for (a property earns nothing)
     withheld: bool = False  # `requires` did not pass: its points are not earned, whatever its tests did
-    fixed: tuple[str, ...] = ()  # its test functions of fixed inputs: earned only when the others pass in full
+    fixed: dict = field(default_factory=dict)  # a fixed-input test function -> the generated ones it waits for
 
     def __post_init__(self):
         if isinstance(self.requires, str):  # a grading.json of a grader from before several could be named
             self.requires = (self.requires,) if self.requires else ()
         self.requires = tuple(self.requires)
-        self.fixed = tuple(self.fixed)
+        self.fixed = {function: tuple(waits) for function, waits in dict(self.fixed).items()}
+
+    def waiting(self, function: str) -> bool:
+        """Whether the fixed-input test `function` earns nothing yet: a generated test it waits for failed."""
+        waits = self.fixed.get(function, ())
+        return any(not t.passed for t in self.tests if t.function in waits)
 
     @property
-    def fixed_waiting(self) -> bool:
-        """Its fixed-input tests earn nothing yet: a generated test of the behaviour failed."""
-        return any(not t.passed for t in self.tests if t.function not in self.fixed) and any(
-            t.function in self.fixed for t in self.tests)
+    def fixed_waiting(self) -> list[str]:
+        """Its fixed-input test functions that passed and earn nothing yet."""
+        return list(dict.fromkeys(t.function for t in self.tests if t.passed and self.waiting(t.function)))
 
     @property
     def score(self) -> float:
         if self.withheld:
             return 0.0
-        return sum(t.score for t in self.tests if not (self.fixed_waiting and t.function in self.fixed))
+        return sum(t.score for t in self.tests if not self.waiting(t.function))
 
     @property
     def passed(self) -> bool:
@@ -382,9 +386,8 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
         return "\n".join(rows)
     if b.withheld and b.tests_passed:
         rows.append(messages.PROPERTY_ONLY.format(awaited=registry.awaited(b.requires)))
-    elif b.fixed_waiting and any(t.passed for t in b.tests if t.function in b.fixed):
-        rows.append(messages.FIXED_WAITING.format(tests=", ".join(f for f in b.fixed if any(
-            t.function == f for t in b.tests))))
+    elif b.fixed_waiting:
+        rows.append(messages.FIXED_WAITING.format(tests=", ".join(b.fixed_waiting)))
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:

@@ -279,7 +279,8 @@ def test_the_boundary_lists_agree():
 @pytest.mark.parametrize("problem", problems_with_tests())
 def test_fixed_inputs_earn_only_beside_generated_ones(problem):
     """A behaviour's `fixed` names exactly its test functions that hypothesis does not drive, when it has some
-    that it does; a behaviour of fixed tests alone waits for another (`requires`), unless WHOLE_DOMAIN_TESTED."""
+    that it does, each waiting for some of those it does; a behaviour of fixed tests alone waits for another
+    (`requires`), unless WHOLE_DOMAIN_TESTED."""
     module = importlib.import_module(f"tests.test_{problem}")
     for b in BY_ID[problem].behaviours:
         fixed = {t for t in b.tests if not getattr(getattr(module, t), "is_hypothesis_test", False)}
@@ -287,4 +288,7 @@ def test_fixed_inputs_earn_only_beside_generated_ones(problem):
             assert b.requires or (problem, b.name) in WHOLE_DOMAIN_TESTED, (
                 f"{problem}: {b.name!r} has fixed inputs only, which a table of answers passes: give it `requires`")
         else:
-            assert set(b.fixed) == fixed, f"{problem}: {b.name!r} should have fixed={tuple(sorted(fixed))}"
+            assert set(b.fixed) == fixed, f"{problem}: {b.name!r}: `fixed` should name {sorted(fixed)}"
+            for test, waits in b.fixed.items():
+                assert waits and set(waits) <= set(b.tests) - fixed, (
+                    f"{problem}: {b.name!r}: {test} should wait for generated tests of its behaviour, not {waits}")

@@ -120,7 +120,7 @@ def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_pa
             withheld = sum(b.points for b in problem.behaviours if required.name in b.requires)
             # its first test failing costs that test's share, and its fixed tests' shares when it is generated
             lost = required.points / len(required.tests) * (
-                1 + (len(required.fixed) if required.tests[0] not in required.fixed else 0))
+                1 + sum(required.tests[0] in waits for waits in required.fixed.values()))
             assert math.isclose(scores[0].score, problem.points - withheld - lost)
             assert "earned once" in results_json(scores, seconds=1.0, output="")["tests"][
                 scores[0].behaviours.index(got)]["output"]
@@ -129,19 +129,21 @@ def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_pa
             assert not behaviour([whole], gated.name).withheld
 
 
-def test_fixed_inputs_earn_only_beside_the_generated_tests_of_their_behaviour():
+def test_fixed_inputs_earn_only_beside_the_generated_tests_of_their_function():
     """A table of the public inputs' answers passes the fixed tests: their share waits for the generated ones."""
     for problem in PROBLEMS:
         for b in (b for b in problem.behaviours if b.fixed):
-            generated = [f for f in b.tests if f not in b.fixed]
-            share = problem.points / sum(x.points for x in problem.behaviours) * b.points / len(b.tests)
-            failing = {f"tests/test_{problem.id}.py::{generated[0]}"}
-            got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
-            assert got.fixed_waiting and math.isclose(got.score, share * (len(generated) - 1)), (b.name, got.score)
-            assert "their share is earned once its generated tests pass" in behaviour_output(got)
-            failing = {f"tests/test_{problem.id}.py::{b.fixed[0]}"}  # a fixed test alone failing costs its share
-            got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
-            assert not got.fixed_waiting and math.isclose(got.score, share * (len(b.tests) - 1)), (b.name, got.score)
+            share = b.points / len(b.tests)
+            for fixed, waits in b.fixed.items():
+                waiting = [f for f, w in b.fixed.items() if waits[0] in w]  # the fixed tests its failure holds back
+                failing = {f"tests/test_{problem.id}.py::{waits[0]}"}
+                got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
+                assert got.fixed_waiting == waiting, (b.name, got.fixed_waiting)
+                assert math.isclose(got.score, share * (len(b.tests) - 1 - len(waiting))), (b.name, got.score)
+                assert "earned once the generated tests of the same function pass" in behaviour_output(got)
+                failing = {f"tests/test_{problem.id}.py::{fixed}"}  # a fixed test alone failing costs its share
+                got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
+                assert not got.fixed_waiting and math.isclose(got.score, share * (len(b.tests) - 1)), b.name
 
 
 def test_scores_print_in_one_format():
