@@ -82,6 +82,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
 
     from grader import classreport
 
+    command_started = time.monotonic()
     submissions = submissions_in(folder)
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in layers.active and "namespaces" not in layers.active:
@@ -175,6 +176,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     for entry in regrades:
         entry["after"], entry["status_after"] = records[entry["name"]]["total"], records[entry["name"]]["status"]
     run.regrades = regrades
+    run.command_seconds = time.monotonic() - command_started
     for name, graded in graded_all.items():
         if graded.fingerprints is not None:
             found.per_submission[name] = graded.fingerprints
@@ -208,9 +210,16 @@ def _result(future) -> dict:
 
 
 def _write(submission: Path, where: Path, result: dict, content: str, official: str, options: dict):
-    """Write one task's results.json (a set-aside one where it has none) and return its Graded and record."""
-    for line in result["operator"]:
-        print(f"resource-grader [{submission.name}]: {printable(line)}", file=sys.stderr)
+    """Write one task's results.json (a set-aside one where it has none) and return its Graded and record. What
+    went wrong or was flagged goes to stderr in one line (above the progress bar), every line of it to the
+    grading's record."""
+    from tqdm import tqdm
+
+    lines = result["operator"]
+    if lines:
+        more = f" (and {len(lines) - 1} more lines in {where / RECORD})" if len(lines) > 1 else ""
+        first = printable(lines[0]).splitlines()[0] if printable(lines[0]) else ""
+        tqdm.write(f"resource-grader [{submission.name}]: {first}{more}", file=sys.stderr)
     text = result["results"]
     if text is None:
         text = json.dumps(results_json([], seconds=0.0, output=table([], [GRADER_FAILED], frozenset(), [])), indent=1)
@@ -219,7 +228,8 @@ def _write(submission: Path, where: Path, result: dict, content: str, official: 
     record = {"content": content, "grader": official, "options": options, "status": result["status"],
               "reason": result.get("reason", ""), "seconds": result["seconds"], "worker": result["worker"],
               "total": round(sum(p.score for p in scores), 2), "scores": result["scores"],
-              "fingerprints": result["fingerprints"], "untouched": result.get("untouched", [])}
+              "fingerprints": result["fingerprints"], "untouched": result.get("untouched", []),
+              "operator": [printable(line) for line in lines]}
     return _graded_from(submission, record), record
 
 

@@ -34,13 +34,15 @@ class Fingerprints:
 
 @dataclass
 class Run:
-    """How the batch ran: `engine` (where), `seconds` (the wall time of its gradings), `graded` (the submissions
+    """How the batch ran: `engine` (where), `seconds` (the wall time of its gradings), `command_seconds` (of the
+    whole command, from reading the submissions to the report: the fingerprints' answers too), `graded` (the submissions
     graded in this batch), `kept` (those whose earlier results stand), `workers` (worker -> gradings it finished),
     `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (one
     dict per submission graded again: name, why, before/after (totals), status_before/status_after)."""
 
     engine: str = ""
     seconds: float = 0.0
+    command_seconds: float = 0.0
     graded: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     workers: dict[str, int] = field(default_factory=dict)
@@ -67,6 +69,10 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
     plt.close(figure)
 
 
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
 def _pct(count: int, of: int) -> str:
     return f"{count / of:.0%}" if of else "-"
 
@@ -91,7 +97,7 @@ def failure_rates(graded: list) -> list[dict]:
                 row = rows[key]
                 row["of"] += 1
                 row["failed"] += not b.passed
-                row["lost"] += b.points - b.score
+                row["lost"] += max(b.points - b.score, 0.0)
     ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
 
@@ -99,14 +105,18 @@ def failure_rates(graded: list) -> list[dict]:
 def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
     """The report's "Behaviours by failure rate": a table of the `shown` worst, the rest in one line."""
     rows = failure_rates(graded)
+    table = [row for row in rows if row["failed"]][:shown]  # a behaviour no one failed is in the line below
     lines = ["A behaviour fails for a submission when any of its tests fails; it counts only the submissions that "
              "started its problem (a problem left as the stub is not started), and the points lost are summed over "
-             f"them. The {min(shown, len(rows))} worst of {len(rows)}:",
-             "", "| problem | behaviour | failed | rate | points lost |", "| --- | --- | ---: | ---: | ---: |"]
-    for row in rows[:shown]:
+             f"them. The {len(table)} worst of {len(rows)}:" if table else
+             f"A behaviour fails for a submission when any of its tests fails: none of the {len(rows)} failed for any "
+             "submission that started its problem.",
+             *(["", "| problem | behaviour | failed | rate | points lost |", "| --- | --- | ---: | ---: | ---: |"]
+               if table else [])]
+    for row in table:
         lines.append(f"| {row['problem']} | {row['behaviour']} | {row['failed']} of {row['of']} | "
                      f"{_pct(row['failed'], row['of'])} | {row['lost']:.2f} |")
-    rest = rows[shown:]
+    rest = rows[len(table):]
     if rest:
         failing = [r for r in rest if r["failed"]]
         worst = max((r["failed"] / r["of"] for r in failing), default=0.0)
@@ -226,8 +236,9 @@ def run_lines(run: Run) -> list[str]:
     lines = ["", "## How it ran", "", f"Graded on {run.engine}."]
     done = len(run.graded)
     if done:
-        rate = f"{done / run.seconds * 3600:.0f} submissions per hour" if run.seconds > 0 else "-"
-        lines.append(f"{done} gradings in {run.seconds:.0f} s: {rate}.")
+        whole = max(run.command_seconds, run.seconds)
+        rate = f"{done / whole * 3600:.0f} submissions per hour for the whole command" if whole > 0 else "-"
+        lines.append(f"{done} gradings in {run.seconds:.0f} s, the whole command in {whole:.0f} s: {rate}.")
     if run.kept:
         lines.append(f"Kept from an earlier batch (same submission, grader and options; `--regrade` grades them "
                      f"again): {len(run.kept)}.")
@@ -236,8 +247,8 @@ def run_lines(run: Run) -> list[str]:
         lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]
     lines.append("")
     if run.retries:
-        lines.append(f"Given to another worker after theirs died: {sum(run.retries.values())} times, for " + ", ".join(
-            f"{name} ({n})" for name, n in sorted(run.retries.items())) + ".")
+        given = ", ".join(f"{name} ({n})" for name, n in sorted(run.retries.items()))
+        lines.append(f"Given to another worker after theirs died: {_times(sum(run.retries.values()))}, for {given}.")
     else:
         lines.append("No grading was lost with its worker.")
     if run.regrades:

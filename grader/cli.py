@@ -107,9 +107,10 @@ def main(argv=None) -> int:
     b = commands.add_parser("batch", help="grade a folder of submissions in parallel")
     b.add_argument("folder", type=Path)
     b.add_argument("--out", type=Path, default=Path("grades"), help="output folder (default: ./grades)")
-    b.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                   help="submissions graded at once on this machine (default: half the cores; each uses two "
-                        "processes); with --scheduler, the cluster's workers decide")
+    b.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                   help="submissions graded at once on this machine, each in a CPU share of cores / jobs (default: "
+                        "one per core this process may use; more only shrinks each share); with --scheduler, the "
+                        "cluster's workers decide")
     b.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="grade on the running Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT, "
                         "tls://...; needs the `cluster` extra); every worker reads the course secret itself")
@@ -173,6 +174,11 @@ def main(argv=None) -> int:
               "Run `resource-grader doctor` for what is missing, or pass --no-sandbox to grade without one.",
               file=sys.stderr)
         return 2
+    cores = len(os.sched_getaffinity(0))
+    if options.scheduler is None and options.jobs > cores:
+        print(f"resource-grader batch: --jobs {options.jobs} on {cores} cores: each grading gets "
+              f"{cores / options.jobs:.2g} of a CPU, and the class is graded no faster than with --jobs {cores}",
+              file=sys.stderr)
     from grader.batch import batch
     from grader.cluster import ClusterError
 

@@ -186,6 +186,7 @@ def _log_start(job: dict, address: str) -> None:
 
 _slots_lock = threading.Lock()
 _slots: list = []  # this process's queue of CPU-share slots, made by the first grading that asks
+_told_share: list = []  # whether this process has said what a grading's CPU share is
 
 
 @contextlib.contextmanager
@@ -206,7 +207,8 @@ def cpu_share(shares: int | None):
     slot = _slots[0].get()
     try:
         with CpuShare(len(os.sched_getaffinity(0)) / shares, slot) as share:
-            if slot == 0:
+            if not _told_share:  # once a process, not once a grading
+                _told_share.append(share.kind)
                 print(f"resource-grader batch: each grading's CPU share: {share.describe()}", file=sys.stderr)
             yield share
     finally:

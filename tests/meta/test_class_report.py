@@ -137,8 +137,9 @@ def test_an_untouched_problem_is_not_counted_as_failing():
     assert rows == {"flops behaviour 0": (0, 1), "flops behaviour 1": (1, 1), "flops behaviour 2": (0, 1)}
     lines = classreport.behaviour_lines([stub, half], [SimpleNamespace(id="flops"), SimpleNamespace(id="tensors")])
     assert "Started by no scored submission: tensors." in lines
-    assert lines.index("| flops | flops behaviour 1 | 1 of 1 | 100% | 1.00 |") < \
-        lines.index("| flops | flops behaviour 0 | 0 of 1 | 0% | 0.00 |"), "worst first"
+    assert "| flops | flops behaviour 1 | 1 of 1 | 100% | 1.00 |" in lines
+    assert not any("| 0% |" in line for line in lines), "a behaviour no one failed is left out of the table"
+    assert lines[-3].startswith("The other 2: 0 failed by some") and lines[-3].endswith("2 by none."), lines
 
 
 def test_the_table_is_a_screenful_with_the_rest_summed_up():
@@ -155,3 +156,11 @@ def test_the_table_is_a_screenful_with_the_rest_summed_up():
     failing = sum(1 for r in rest if r["failed"])
     assert f"The other 10: {failing} failed by some" in lines[-1] and f"{lost:.2f} points lost in all" in lines[-1]
     assert lines[-1].endswith(f"{10 - failing} by none.")
+
+
+def test_how_it_ran_counts_the_whole_command_and_says_once():
+    run = classreport.Run(engine="this machine", seconds=10.0, command_seconds=20.0, graded=["a", "b"],
+                          retries={"a": 1})
+    lines = classreport.run_lines(run)
+    assert "2 gradings in 10 s, the whole command in 20 s: 360 submissions per hour for the whole command." in lines
+    assert "Given to another worker after theirs died: once, for a (1)." in lines

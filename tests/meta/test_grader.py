@@ -156,11 +156,25 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
                "--jobs", "2"]
     done = subprocess.run(command, cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
+    told = done.stderr.decode().splitlines()
+    per_submission = [line for line in told if line.startswith("resource-grader [")]
+    assert len(per_submission) == len({line.split("]")[0] for line in per_submission}), "one line a submission"
+    assert sum("each grading's CPU share" in line for line in told) <= 1, told
     rows = (out / "grades.csv").read_text().splitlines()
     assert rows[0] == "submission,status,total,flops,seconds,attempts,reason"
     assert rows[1].startswith("alice,ok,") and rows[2].startswith("bob.zip,unreadable,0,")
     assert json.loads((out / "alice" / "results.json").read_text())["score"] > 0
     assert (out / "bob" / "results.json").exists()
+
+
+def test_batch_says_when_jobs_outnumber_the_cores(tmp_path):
+    cores = len(os.sched_getaffinity(0))
+    (tmp_path / "empty").mkdir()
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "empty"), "--out",
+                           str(tmp_path / "grades"), "--jobs", str(cores + 2)], cwd=ROOT, env=grader_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert f"--jobs {cores + 2} on {cores} cores" in done.stderr, done.stderr
+    assert "holds no submissions" in done.stderr  # and then the folder's own error, as before
 
 
 def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_limit():
