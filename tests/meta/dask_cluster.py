@@ -9,6 +9,7 @@ also kills every process whose current folder is in it, unmounts what a killed g
 (its home's tmpfs), then removes it.
 """
 
+import ipaddress
 import json
 import os
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 from tests.meta.suite import ROOT, grader_env
 
 DASK = str(Path(sys.executable).with_name("dask"))
+LOOPBACK = "127.0.0.1:0"  # the HTTP servers' address: loopback, any free port
 
 
 class DaskCluster:
@@ -47,7 +49,8 @@ class DaskCluster:
 
     def __enter__(self) -> "DaskCluster":
         scheduler_file = self.folder / "scheduler.json"
-        self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+        # --no-dashboard still serves HTTP on 0.0.0.0:8787 (distributed 2026.8); an address keeps it on loopback
+        self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", LOOPBACK,
                      "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env)
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
@@ -64,7 +67,8 @@ class DaskCluster:
         if tree is not None:
             env["PYTHONPATH"] = str(tree)
         return self._start([DASK, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--host",
-                            "127.0.0.1", "--no-dashboard", "--name", name], f"{name}.log", env, tree or ROOT)
+                            "127.0.0.1", "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log", env,
+                           tree or ROOT)
 
     def wait_for_workers(self, n: int, timeout: float = 180) -> None:
         from distributed import Client
@@ -135,3 +139,35 @@ def command_line(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def listening(pids: list[int]) -> list[str]:
+    """The addresses ("HOST:PORT", IPv4 and IPv6) that any of the processes `pids` listens on for TCP."""
+    inodes = set()
+    for pid in pids:
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = []
+    for table, size in (("tcp", 4), ("tcp6", 16)):
+        try:
+            rows = Path(f"/proc/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                host, port = fields[1].split(":")
+                raw = bytes.fromhex(host)
+                words = [raw[i:i + 4][::-1] for i in range(0, size, 4)]  # each 32-bit word little-endian
+                address = ipaddress.ip_address(b"".join(words))
+                found.append(f"{address}:{int(port, 16)}")
+    return found

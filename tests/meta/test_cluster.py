@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from tests.meta.dask_cluster import DaskCluster, children, command_line
+from tests.meta.dask_cluster import DaskCluster, children, command_line, listening
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
@@ -109,6 +109,15 @@ def test_a_cluster_grades_as_this_machine_does(submissions, local, cluster, tmp_
     workers = [line for line in report.splitlines() if line.startswith("| tcp://127.0.0.1:")]
     assert sum(int(line.split("|")[2]) for line in workers) == 4, report
     assert "No grading was lost with its worker." in report
+
+
+def test_the_clusters_servers_listen_on_loopback_alone(cluster):
+    """Started as the README says (`--dashboard-address` on loopback), the scheduler, the nannies and the workers
+    listen on 127.0.0.1 only: `--no-dashboard` left an HTTP server on 0.0.0.0."""
+    pids = [p.pid for p in cluster.processes]
+    pids += [child for pid in pids for child in children(pid)]
+    addresses = listening(pids)
+    assert addresses and all(a.startswith("127.0.0.1:") for a in addresses), addresses
 
 
 def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, cluster, tmp_path):
