@@ -48,6 +48,11 @@ class Graded:
     untouched: frozenset[str] = frozenset()  # problems left as the stub (scoring.not_started): not started
 
 
+# kept from the time limit for what follows the tests, and then the fingerprints: a sandbox's teardown (which waits
+# up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time
+TEARDOWN_SECONDS = 15.0
+
+
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
                      secret: bytes | None, fingerprints=None, cpu_share=None,
                      operator: list[str] | None = None, on_problem=None) -> Graded:
@@ -57,8 +62,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
-    instead: batch's workers send it back to the coordinator), never into the student's results. The run
-    stops when the submission's time limit is reached, counted from here; with `cpu_share`
+    instead: batch's workers send it back to the coordinator), never into the student's results. The tests
+    stop TEARDOWN_SECONDS before the submission's time limit, counted from here, so that results.json is
+    written within it; with `cpu_share`
     (grader/cpushare.py) it gets that share of the CPUs. `on_problem(line)` is given a line per problem as
     its tests finish (its score by the tests alone, and its seconds), while the run goes on."""
     start = time.monotonic()
@@ -87,7 +93,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
-                            seconds=limits.submission_seconds - (time.monotonic() - start), cpu_share=cpu_share,
+                            seconds=limits.submission_seconds - TEARDOWN_SECONDS - (time.monotonic() - start),
+                            cpu_share=cpu_share,
                             on_problem=on_problem and (lambda *finished: on_problem(progress_line(*finished))))
         operator += box.problems
         if run.problems:
@@ -191,9 +198,6 @@ def _ran(found: dict | None) -> dict | None:
 
 
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
-# kept from the fingerprints' share of the time limit for what follows them: their sandbox's teardown (which waits
-# up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time
-TEARDOWN_SECONDS = 15.0
 
 
 def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],

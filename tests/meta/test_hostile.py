@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import kept
+from grader import kept, messages
 from grader.harness import sandbox, seccomp
 from grader.registry import BY_ID
 from grader.scoring import not_started
@@ -71,6 +71,7 @@ def mlp_training_flops(batch, dims):
 FLOPS_POINTS = BY_ID["flops"].points
 JOBS = 2
 TIME_LIMIT = 240  # seconds a case's grading may take, its results.json written within them
+TIME_LIMIT_REACHED = messages.TIME_LIMIT_REACHED.format(seconds=TIME_LIMIT)
 MARK = "ra-hostile"
 CACHES = ("__pycache__", ".hypothesis", ".ruff_cache", ".pytest_cache", ".git")
 
@@ -366,7 +367,8 @@ class CorpusGraded:
             results = json.loads(corpus["results"][case])
             ran = results.get("extra_data", {}).get("fingerprints", {})
             broken = any(t["output"].count("Does not import: ") for t in results["tests"])
-            expected = None if not_started(case_source(case, "")) or broken else ["flops"]
+            out_of_time = TIME_LIMIT_REACHED in results["output"]  # nothing left to run them again in
+            expected = None if not_started(case_source(case, "")) or broken or out_of_time else ["flops"]
             assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
             assert not ran.get("error"), \
                 f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
