@@ -4,7 +4,8 @@
 process, before it starts the worker: every process it starts inherits the share) in it, `close()` ends it.
 In order of preference, where the grader may use it:
 
-- cgroup v2: a child of the grader's own cgroup with `cpu.max` = `cpus` CPUs;
+- cgroup v2: a group below the grader's own (grader/harness/cgroups.py) with `cpu.max` = `cpus` CPUs, its
+  processes in a leaf of it and its workers in their memory group beside them (`memory_parent`);
 - cgroup v1: the same in the `cpu` hierarchy, with `cpu.cfs_quota_us` (no sandbox user may write to a
   cgroup's files, so a worker cannot leave its group);
 - affinity: the grading's processes pinned to `cpus` cores of their own (round-robin where there are more
@@ -17,35 +18,11 @@ import itertools
 import os
 from pathlib import Path
 
+from grader.harness import cgroups
+
 PERIOD_US = 100_000
-CGROUP_ROOT = Path("/sys/fs/cgroup")
 _names = itertools.count()
-
-
-def _own_cgroup(controller: str | None) -> Path | None:
-    """The folder of this process's cgroup: in the v2 hierarchy (controller None) or in the v1 hierarchy of
-    `controller`; None where there is none the grader can write to."""
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if controller is None and controllers == "":
-            base = CGROUP_ROOT
-            available = base / "cgroup.controllers"
-            if not available.exists() or "cpu" not in available.read_text().split():
-                return None
-        elif controller is not None and controller in controllers.split(","):
-            base = CGROUP_ROOT / controllers
-            if not base.is_dir():
-                base = CGROUP_ROOT / controller
-        else:
-            continue
-        folder = base / path.lstrip("/")
-        folder = folder if folder.is_dir() else base  # a container sees its own cgroup as the root
-        return folder if os.access(folder, os.W_OK) else None
-    return None
+TESTS = "tests"  # on cgroup v2, the leaf of a share's group that holds its processes
 
 
 class CpuShare:
@@ -54,8 +31,8 @@ class CpuShare:
         self.group: Path | None = None
         self.cores: set[int] | None = None
         self.kind = "none"
-        for kind, controller, quota in (("cgroup v2", None, self._v2), ("cgroup v1", "cpu", self._v1)):
-            parent = _own_cgroup(controller)
+        for kind, parent, quota in (("cgroup v2", cgroups.v2_parent(), self._v2),
+                                    ("cgroup v1", cgroups.own("cpu"), self._v1)):
             if parent is None:
                 continue
             group = parent / f"ra-grading-{os.getpid()}-{next(_names)}"
@@ -64,9 +41,9 @@ class CpuShare:
             except OSError:
                 continue
             try:
-                quota(parent, group)
+                quota(group)
             except OSError:
-                group.rmdir()
+                cgroups.remove(group)
                 continue
             self.group, self.kind = group, kind
             return
@@ -75,14 +52,25 @@ class CpuShare:
         self.cores = {available[(index * count + i) % len(available)] for i in range(count)}
         self.kind = "affinity"
 
-    def _v2(self, parent: Path, group: Path) -> None:
+    def _v2(self, group: Path) -> None:
+        """cpu.max on the grading's group, its processes in a leaf below it (TESTS), beside the memory group of
+        its workers (sandbox.memory_group): a v2 group with children holds no process."""
         if "cpu" not in (group / "cgroup.controllers").read_text().split():
-            (parent / "cgroup.subtree_control").write_text("+cpu")  # EBUSY where the parent holds processes
+            raise OSError("no cpu controller")
         (group / "cpu.max").write_text(f"{round(self.cpus * PERIOD_US)} {PERIOD_US}")
+        if "memory" in (group / "cgroup.controllers").read_text().split():
+            (group / "cgroup.subtree_control").write_text("+memory")
+        (group / TESTS).mkdir()
 
-    def _v1(self, parent: Path, group: Path) -> None:
+    def _v1(self, group: Path) -> None:
         (group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
         (group / "cpu.cfs_quota_us").write_text(str(round(self.cpus * PERIOD_US)))
+
+    @property
+    def memory_parent(self) -> Path | None:
+        """Where a grading in this share makes its workers' memory group: inside the share on cgroup v2 (a
+        process is in one group for every controller there); None elsewhere (v1's memory hierarchy is its own)."""
+        return self.group if self.kind == "cgroup v2" else None
 
     def describe(self) -> str:
         if self.cores is not None:
@@ -92,17 +80,14 @@ class CpuShare:
     def add(self, pid: int) -> None:
         """Put `pid` in the share, before it starts other processes (they inherit it)."""
         if self.group is not None:
-            (self.group / "cgroup.procs").write_text(str(pid))
+            (self.group / (TESTS if self.kind == "cgroup v2" else "") / "cgroup.procs").write_text(str(pid))
         elif self.cores is not None:
             os.sched_setaffinity(pid, self.cores)
 
     def close(self) -> None:
         """Remove the cgroup (its processes are gone: the sandbox's teardown killed them)."""
         if self.group is not None:
-            try:
-                self.group.rmdir()
-            except OSError:
-                pass
+            cgroups.remove(self.group)
             self.group = None
 
     def __enter__(self) -> "CpuShare":

@@ -81,7 +81,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     found = None
     run = None
     try:
-        box = Sandbox(layers, limits.submission_seconds, limits.worker_memory_mb)
+        box = Sandbox(layers, limits.submission_seconds, limits.worker_memory_mb,
+                      cpu_share.memory_parent if cpu_share else None)
         with box:
             workspace = build_workspace(submission, box.private)
             box.expose(workspace.root)

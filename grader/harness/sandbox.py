@@ -5,9 +5,10 @@ The grader opens one `Sandbox` per submission; the test process starts every wor
 machine allows it (`resource-grader doctor` says which are and why):
 
 1. limits      always          rlimits on the worker: file size, CPU time, open files, no core dumps; and
-                               where the grader may make one (cgroup v1's memory hierarchy), a memory cgroup
-                               for the grading's workers, charged with all they hold: tmpfs and /dev/shm
-                               files included, which no rlimit counts (`memory_group`).
+                               where the grader may make one (as root: cgroup v1's memory hierarchy, or
+                               cgroup v2 with its processes alone in their group, cgroups.py), a memory
+                               cgroup for the grading's workers, charged with all they hold: tmpfs and
+                               /dev/shm files included, which no rlimit counts (`memory_group`).
                                Stops: disk, CPU and file-descriptor bombs, core files, memory held in files.
 2. user        grader is root  a uid/gid of its own per grading (claim_uid: no two graders of the machine
                                ever share one), no supplementary groups, at most
@@ -73,7 +74,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader.harness import boundary
+from grader.harness import boundary, cgroups
 
 UID_BASE = int(os.environ.get("RA_SANDBOX_UID_BASE", "2000000"))  # gradings run as the lowest free uid from here
 UID_LOCKS = Path("/run/ra-sandbox") if os.access("/run", os.W_OK) else Path(tempfile.gettempdir(), "ra-sandbox-locks")
@@ -630,8 +631,9 @@ def _is_mount(path: Path) -> bool:
 class Sandbox:
     """The folders, uid and teardown of one grading: `with Sandbox(layers) as box: ...`."""
 
-    def __init__(self, layers: Layers, cpu_seconds: float = 600, memory_mb: int = 0):
+    def __init__(self, layers: Layers, cpu_seconds: float = 600, memory_mb: int = 0, memory_within: Path | None = None):
         self.layers, self.cpu_seconds, self.memory_mb = layers, int(cpu_seconds) + 1, memory_mb
+        self.memory_within = memory_within  # where its memory group goes (`memory_group`'s `within`)
         self.uid, self.lock = None, -1
         self.memory_group: Path | None = None
         self.mounted = False
@@ -655,7 +657,7 @@ class Sandbox:
         self.tree.mkdir(mode=0o755)
         self.home.mkdir(mode=0o700)
         if self.memory_mb:
-            self.memory_group = memory_group(self.memory_mb)
+            self.memory_group = memory_group(self.memory_mb, self.memory_within)
         if "user" in self.layers.active:
             self.uid, self.lock = claim_uid()
             hold_uid(self.uid)
@@ -767,15 +769,15 @@ def clear_keyrings(uid: int) -> str | None:
     return None if status == 0 else f"could not clear the keyrings of uid {uid} (status {status})"
 
 
-def memory_group(memory_mb: int) -> Path | None:
-    """A new memory cgroup of `memory_mb` MiB (swap included where it is counted) for one grading's workers, below
-    the grader's own in cgroup v1's memory hierarchy; None where the grader may make none (no such hierarchy, not
-    root, cgroup v2: a worker there must stay in its grading's CPU share, grader/cpushare.py). The kernel charges
-    it with what the workers hold, files in tmpfs and /dev/shm included, and kills one of them past it."""
-    from grader.cpushare import _own_cgroup
-
-    parent = _own_cgroup("memory")
-    if parent is None or not (parent / "memory.limit_in_bytes").exists():
+def memory_group(memory_mb: int, within: Path | None = None) -> Path | None:
+    """A new memory cgroup of `memory_mb` MiB (swap included where it is counted) for one grading's workers: in
+    `within` (a CPU share's group on cgroup v2, grader/cpushare.py: a process is in one group for every
+    controller there), or below the grader's own group (cgroup v1's memory hierarchy, or v2's:
+    grader/harness/cgroups.py); None where the grader may make none. The kernel charges it with what the
+    workers hold, files in tmpfs and /dev/shm included, and kills one of them past it."""
+    parent = within or cgroups.own("memory") or cgroups.v2_parent()
+    v1 = parent is not None and (parent / "memory.limit_in_bytes").exists()
+    if parent is None or not (v1 or "memory" in cgroups.enabled_below(parent)):
         return None
     for stale in parent.glob("ra-sandbox-*-*"):  # of graders killed outright: their teardown never ran
         if not Path("/proc", stale.name.split("-")[2]).exists():
@@ -784,13 +786,16 @@ def memory_group(memory_mb: int) -> Path | None:
     group = parent / f"ra-sandbox-{os.getpid()}-{time.monotonic_ns()}"
     try:
         group.mkdir()
-        (group / "memory.limit_in_bytes").write_text(str(memory_mb * 2**20))
+        (group / ("memory.limit_in_bytes" if v1 else "memory.max")).write_text(str(memory_mb * 2**20))
     except OSError:
         with contextlib.suppress(OSError):
             group.rmdir()
         return None
-    with contextlib.suppress(OSError):
-        (group / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 2**20))
+    with contextlib.suppress(OSError):  # where swap is counted: none beyond the limit
+        if v1:
+            (group / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 2**20))
+        else:
+            (group / "memory.swap.max").write_text("0")
     return group
 
 
@@ -840,7 +845,7 @@ def doctor(mode: str = "auto") -> str:
     if probe is not None:
         probe.rmdir()
     memory = ("a memory cgroup per grading: what its workers hold in files counts too" if probe is not None else
-              "address space only (no cgroup v1 memory hierarchy the grader may write to)")
+              f"address space only ({cgroups.v2_refusal() or 'no memory cgroup the grader may make here'})")
     rows = [f"{'limits':<11} on   files <= {FILE_BYTES >> 20} MiB, CPU time <= the time limit, "
             f"{OPEN_FILES} open files, no core dumps; memory: {memory}"]
     for layer, on_text in [("user", f"a free uid from {UID_BASE}, no groups, <= {MAX_PROCESSES} processes, "

@@ -253,7 +253,7 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
 
     probe = sandbox.memory_group(64)
     if probe is None:
-        pytest.skip("no memory cgroup the grader may make here (cgroup v1's memory hierarchy, as root)")
+        pytest.skip(f"no memory cgroup the grader may make here ({NO_MEMORY_GROUP})")
     probe.rmdir()
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -275,6 +275,44 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     dead.mkdir()
     sandbox.memory_group(64).rmdir()
     assert not dead.exists(), "the group of a grader gone was left"
+
+
+NO_MEMORY_GROUP = "as root: cgroup v1's memory hierarchy, or cgroup v2 with the grader's processes alone in their group"
+
+
+def test_a_gradings_workers_are_in_its_memory_group_inside_its_cpu_share(tmp_path):
+    """On cgroup v2 a process is in one group for every controller, so a grading's memory group is made inside its
+    CPU share (grader/cpushare.py `memory_parent`), beside the leaf that holds its test process; on v1 each
+    controller has a hierarchy of its own. Either way the grading's workers are in its memory group while they
+    run, and the groups are gone after."""
+    from grader.cpushare import CpuShare
+    from grader.harness.client import IsolatedPackage
+    from grader.submission import build_workspace
+
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "flops.py").write_text(reference_source())
+    with CpuShare(1) as share:
+        if share.group is None:
+            pytest.skip(f"no cgroup for a CPU share here ({share.describe()})")
+        with sandbox.Sandbox(sandbox.detect("auto"), 600, memory_mb=1024, memory_within=share.memory_parent) as box:
+            if box.memory_group is None:
+                pytest.skip(f"no memory cgroup the grader may make here ({NO_MEMORY_GROUP})")
+            workspace = build_workspace(folder, box.private)
+            box.expose(workspace.root)
+            spec = sandbox.Spec.load(box.spec())
+            package = IsolatedPackage("assignment", workspace.root, call_timeout=60, memory_limit_mb=3072, sandbox=spec)
+            try:
+                package.worker.begin_test("test_grader::share", "flops")
+                assert package.flops.matmul_flops(2, 3, 4) == 48
+                assert (box.memory_group / "cgroup.procs").read_text().split(), "the worker is in the memory group"
+            finally:
+                package.close()
+            if share.kind == "cgroup v2":
+                assert box.memory_group.parent == share.group, "the memory group is inside the CPU share"
+        assert not box.memory_group.exists(), "the teardown removes the memory group"
+        group = share.group
+    assert not group.exists(), "closing the share removes its group and all below it"
 
 
 def test_each_problem_gets_its_share_of_what_is_left():
@@ -504,30 +542,12 @@ def test_the_worker_volunteers_for_the_oom_killer_and_the_grader_does_not(tmp_pa
         package.close()
 
 
-def memory_cgroup(limit: int) -> Path | None:
-    """A memory cgroup of `limit` bytes under this process's own (v2 or v1), or None where none can be made."""
-    from grader.cpushare import _own_cgroup
-
-    for controller, name in ((None, "memory.max"), ("memory", "memory.limit_in_bytes")):
-        parent = _own_cgroup(controller)
-        if parent is None or (controller is None and "memory" not in (parent / "cgroup.controllers").read_text()):
-            continue
-        group = parent / f"ra-test-memory-{os.getpid()}"
-        try:
-            group.mkdir()
-            (group / name).write_text(str(limit))
-        except OSError:
-            continue
-        return group
-    return None
-
-
 def test_a_memory_bomb_is_told_it_used_too_much_memory(tmp_path):
     # Gradescope's default container: a grading fits (415-571 MiB measured, issue 21); the bomb does not. The
     # worker's address-space limit is raised to the test process's (torch alone maps most of the default), so
     # that the container's limit is reached first, as on Gradescope
     limit_mib = 768
-    group = memory_cgroup(limit_mib * 2**20)
+    group = sandbox.memory_group(limit_mib)  # the container's limit, swap included
     if group is None:
         pytest.skip("needs a memory cgroup (root, cgroup v1 or v2 with the memory controller)")
     # the hoarding is in a call, so the kernel stops it while a test waits on it (a thread hoarding beside the
