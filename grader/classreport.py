@@ -5,7 +5,7 @@
     - each behaviour's failure rate across the submissions that started its problem (a behaviour fails when
       any of its tests fails), the worst first: a screenful, the rest summed up in a line;
     - per function, how many submissions match each catalogued mistake (the fingerprints of
-      grader/staff/compare.py, given to `write` as plain data: this module never runs the reference or the
+      grader/fingerprints/, given to `write` as plain data: this module never runs the reference or the
       catalogue, so it is also the student release's);
     - how the batch ran (`Run`): where, the throughput, the gradings per worker and the retries, and what a resumed
       batch kept or regraded, with the scores that moved.

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from grader import INSTALLED_COPY, has_reference, registry
-from grader.grading import EXIT_STATUS, fingerprinter, grade_submission, staff_commands
+from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission, staff_commands
 from grader.harness import sandbox
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.sandbox import Layers
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
         command.add_argument("--no-fingerprints", dest="fingerprints", action="store_false",
                              help="do not name the catalogued mistakes a failed problem's answers match (they "
                                   "run its functions a second time, in a sandbox, on compare's inputs)"
-                             if "compare" in kits and has_reference() else argparse.SUPPRESS)
+                             if fingerprinter_available() else argparse.SUPPRESS)
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
     for module in kits.values():  # course staff's commands: not in the student release

@@ -13,7 +13,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import copycheck, has_reference, messages, registry, scoring
+from grader import copycheck, fingerprints, has_reference, messages, registry, scoring
 from grader.harness.sandbox import Layers, Sandbox
 from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
@@ -58,7 +58,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                      operator: list[str] | None = None, on_problem=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
-    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/staff/compare.py's
+    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/fingerprints/'s
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
@@ -225,12 +225,18 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
+def fingerprinter_available() -> bool:
+    """Whether this tree has what the fingerprints need: the reference and the catalogue of mistakes (the course's
+    tree and the autograder zip; not the student release)."""
+    return has_reference() and importlib.util.find_spec("tests.mistakes") is not None
+
+
 def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
-    """grader/staff/compare.py's Fingerprinter for `problems` (None: all), or, where there is no reference or no
+    """grader/fingerprints/'s Fingerprinter for `problems` (None: all), or, where there is no reference or no
     catalogue of mistakes (the student release), why there is none."""
-    if not has_reference() or "compare" not in staff_commands():
+    if not fingerprinter_available():
         return None, "they need the reference and the catalogue of mistakes (the course's tree)"
-    compare = importlib.import_module(KITS["compare"])
-    return compare.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits, up_front=up_front), None
+    return fingerprints.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits,
+                                      up_front=up_front), None
 
 

@@ -1,5 +1,5 @@
 """What the grader computes from the official tree and the installed packages alone, never from a submission,
-kept on disk between runs (grader/staff/answers_cache.py: compare's inputs and answers; grader/copycheck.py: the
+kept on disk between runs (grader/fingerprints/cache.py: compare's inputs and answers; grader/copycheck.py: the
 fingerprints of the reference and the oracles).
 
 A file is named by a digest of everything its contents depend on, so a stale one is never read. It is a pickle,

@@ -1,6 +1,6 @@
 """What the fingerprints found for one submission: the catalogued mistakes its functions answer as.
 
-grader/staff/compare.py's `fingerprint` makes it; grading reads its error and review evidence, scoring names its
+grader/fingerprints/'s `fingerprint` makes it; grading reads its error and review evidence, scoring names its
 known mistakes, the class report counts them over a batch; a cluster's worker sends it back as plain data
 (`data`, `from_data`)."""
 

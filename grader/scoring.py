@@ -105,7 +105,7 @@ class ProblemScore:
 @dataclass(frozen=True)
 class KnownMistake:
     """A function of a submission whose answers are those of catalogued mistakes on every input compared
-    (grader/staff/compare.py's fingerprints): "problem.function", the public names it calls, {id: description}."""
+    (grader/fingerprints/): "problem.function", the public names it calls, {id: description}."""
 
     function: str
     names: tuple[str, ...]

@@ -86,7 +86,7 @@ def pin_hypothesis_constants() -> None:
     draw, so that the test order, the isolated or in-process mode (the grader's own modules loaded or not) and,
     in-process, the code under test itself changed the inputs. The pool of local constants is kept empty; the
     global one (0, -1, 2**63, nan and the like) stays. Called where inputs are drawn: the tests' plugin and
-    the fingerprints' inputs (grader/staff/compare.py)."""
+    the fingerprints' inputs (grader/fingerprints/)."""
     from hypothesis.internal.conjecture import providers
 
     if not hasattr(providers, "_get_local_constants"):  # hypothesis is pinned (pyproject.toml): a new one moved it

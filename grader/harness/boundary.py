@@ -8,9 +8,10 @@ a folder stands for everything in it.
     WORKSPACE   what a grading copies from the official tree, beside the submission (grader/submission.py)
     WORKER      what the grading worker may read, copied into its read-only tree: from the workspace, and from
                 the grader package the worker's own modules (grader/harness/worker.py imports no others)
-    RELEASED    the student release, less WITHHELD (SOLUTIONS and STAFF)
-    PACKAGED    the Gradescope zip, less UNPACKAGED (what grading never needs; SOLUTIONS and the catalogue stay,
-                for the differential tests and the fingerprints)
+    RELEASED    the student release, less WITHHELD (SOLUTIONS and STAFF); RUN_WHERE_PRESENT, the released
+                modules that import a withheld one where it is there
+    PACKAGED    the Gradescope zip, less UNPACKAGED (what grading never needs: course staff's tools among them;
+                SOLUTIONS and the catalogue stay, for the differential tests and the fingerprints)
 """
 
 import os
@@ -29,8 +30,12 @@ WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__
 
 RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
 WITHHELD = (*SOLUTIONS, *STAFF)
+# Released modules that run what WITHHELD holds where it is there, and are not called where it is not: path ->
+# the withheld packages it imports (the fingerprints, grader/grading.py `fingerprinter_available`; a TA's --mutant)
+RUN_WHERE_PRESENT = {"grader/fingerprints/comparer.py": ("tests.mistakes",),
+                     "grader/harness/plugin.py": ("tests.mistakes",)}
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
-UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/staff/samples")
+UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/staff")
 
 
 def locate(path: str, official_root: Path | None = None) -> Path:

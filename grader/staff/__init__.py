@@ -1,7 +1,7 @@
 """Course staff's tools, withheld from the student release as one folder (grader/harness/boundary.py STAFF):
 
-    compare.py, compare_inputs.py   one submission against the reference, function by function, and the
-                                    catalogued mistakes its answers match (the fingerprints grading adds)
+    compare.py                      one submission against the reference, function by function, and the
+                                    catalogued mistakes its answers match (on grader/fingerprints/)
     release.py, kit/                the student repository (`resource-grader release`)
     gradescope.py, kit/             Gradescope's autograder zip (`resource-grader gradescope`)
     bench.py                        the grader's figures: time, memory, examples (`make bench`)

@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
 
 @contextlib.contextmanager
 def kept_answers_in(folder: str):
-    """The gradings inside keep compare's answers in `folder` (grader/staff/answers_cache.py), removed after."""
+    """The gradings inside keep compare's answers in `folder` (grader/fingerprints/cache.py), removed after."""
     before = os.environ.get("RA_COMPARE_CACHE")
     os.environ["RA_COMPARE_CACHE"] = folder
     try:
@@ -235,12 +235,13 @@ def with_figures(readme: str, figures: dict) -> str:
 
 def planted_mistakes() -> dict[str, str]:
     """problem -> the first catalogued mistake of it that compare can name (its functions all comparable)."""
-    from grader.staff import compare, compare_inputs
+    from grader import fingerprints
+    from grader.fingerprints import inputs
     from tests.mistakes import catalog
 
     planted = {}
-    for problem in compare.compare_inputs_problems():
-        comparable = {n for e in compare_inputs.entries(problem) for n in e.names}
+    for problem in fingerprints.compare_inputs_problems():
+        comparable = {n for e in inputs.entries(problem) for n in e.names}
         found = next((m.id for m in catalog(problem) if set(m.replaces) <= comparable), None)
         if found:
             planted[problem] = found

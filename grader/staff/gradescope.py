@@ -1,5 +1,6 @@
 """Gradescope's autograder: `resource-grader gradescope OUT.zip` (or `make gradescope`) builds it, and
-`run_autograder` runs `python -m grader.staff.gradescope` in it for every submission.
+`run_autograder` runs `python -m grader.gradescope` in it for every submission (grader/gradescope.py: the
+zip holds no course staff's tool, grader/staff/ among them).
 
 Gradescope's format: a zip with `setup.sh` and `run_autograder` at its top. Gradescope unpacks it into
 /autograder/source, runs setup.sh there once (as root, on its Ubuntu image) to build the image, then for each
@@ -11,18 +12,17 @@ the venv, and refuses to finish unless run_autograder grades the packaged refere
 image fails the build instead of grading students.
 
 The zip (mode 0600) holds (PACKAGED, less UNPACKAGED): the official tree that grading needs (stubs and given
-code, the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with compare,
-whose fingerprints name the catalogued mistakes a failed problem's answers match, pyproject.toml), setup.sh
+code, the reference, the tests and the catalogue of mistakes but not the meta-tests, the grader with its fingerprints
+(grader/fingerprints/: the catalogued mistakes a failed problem's answers match) but not grader/staff/,
+pyproject.toml), setup.sh
 (from grader/staff/kit/setup.sh, with torch's pin filled in from pyproject.toml), run_autograder (from
 grader/staff/kit/run_autograder, with the `grade` options given to the build, such as --no-fingerprints), and
 the course secret as `grading-secret` (mode 0600), taken from --secret-file, $RA_GRADING_SECRET_FILE or
 $RA_GRADING_SECRET: the generated tests' inputs come from it and the submission (grader/seed.py). It is
 the only place outside the course staff's hands that the secret goes; the student release never has it.
 
-In the container, `python -m grader.staff.gradescope [grade options]` grades the submission with the course
-secret into the results file. The autograder's root is $RA_AUTOGRADER_ROOT (default /autograder), so
-that the meta-tests can run it in a temporary folder; run_autograder's interpreter is
-$RA_AUTOGRADER_PYTHON (default: the venv setup.sh makes, /autograder/source/.venv/bin/python).
+run_autograder's interpreter is $RA_AUTOGRADER_PYTHON (default: the venv setup.sh makes,
+/autograder/source/.venv/bin/python).
 """
 
 import os
@@ -34,11 +34,10 @@ import zipfile
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, has_reference
+from grader.gradescope import SECRET_NAME
 from grader.harness import boundary
 
 KIT = Path(__file__).resolve().parent / "kit"
-ROOT_ENV, DEFAULT_ROOT = "RA_AUTOGRADER_ROOT", "/autograder"
-SECRET_NAME = "grading-secret"
 PACKAGED, UNPACKAGED = boundary.PACKAGED, boundary.UNPACKAGED
 JUNK_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 SCRIPTS = ("setup.sh", "run_autograder")
@@ -118,44 +117,6 @@ def run_script(options: tuple[str, ...] = ()) -> str:
     return script.replace(" " + GRADE_OPTIONS, "".join(" " + o for o in options))
 
 
-# -- in the container ---------------------------------------------------------------------------------
-
-def submission_in(folder: Path) -> Path:
-    """What to grade in Gradescope's submission folder: the folder itself (a flat upload of the problem
-    modules, or a repository folder), or, when it holds no Python file but exactly one zip, that zip (an
-    upload Gradescope did not unpack)."""
-    if not folder.is_dir():
-        return folder  # the grader says it cannot read it, in results.json
-    python = [p for pattern in ("*.py", "*/*.py", "*/*/*.py") for p in folder.glob(pattern)]
-    archives = sorted(folder.glob("*.zip"))
-    return archives[0] if not python and len(archives) == 1 else folder
-
-
-def autograde(argv: list[str]) -> int:
-    """Grade $RA_AUTOGRADER_ROOT/submission with the packaged secret into .../results/results.json; `argv`:
-    more `resource-grader grade` options (none on Gradescope; the meta-tests pass --problem). Exits 0 whenever
-    results.json is written, whatever the grading's status (review, unreadable: in the file)."""
-    from grader import cli
-    from grader.grading import EXIT_STATUS
-
-    root = Path(os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
-    secret = root / "source" / SECRET_NAME
-    if not secret.is_file():
-        print(f"grader.staff.gradescope: no {secret}: build the autograder with `resource-grader gradescope`",
-              file=sys.stderr)
-        return 2
-    os.chmod(secret, 0o600)  # whatever the unpacking did: the grader's user alone reads it
-    results = root / "results" / "results.json"
-    code = cli.main(["grade", str(submission_in(root / "submission")), "--out", str(results),
-                     "--secret-file", str(secret), *argv])
-    if code and results.is_file():  # the status is in the file (and on stderr): Gradescope documents no other code
-        status = next((name for name, value in EXIT_STATUS.items() if value == code), "an error")
-        print(f"grader.staff.gradescope: grade exited {code} ({status}); results.json is written, so the "
-              "autograder exits 0", file=sys.stderr)
-        return 0
-    return code
-
-
 # -- the command --------------------------------------------------------------------------------------
 
 def add_parser(commands) -> None:
@@ -186,6 +147,3 @@ def run(options) -> int:
           "private). Upload it in the assignment's Configure Autograder page (README: Gradescope).")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(autograde(sys.argv[1:]))

@@ -1,4 +1,4 @@
-"""grader/staff/answers_cache.py: compare's inputs and answers, kept between runs, are read back as they were
+"""grader/fingerprints/cache.py: compare's inputs and answers, kept between runs, are read back as they were
 computed, and never from a file that another user could have written or that another tree made."""
 
 import os
@@ -7,7 +7,9 @@ import shutil
 import pytest
 
 import grader
-from grader.staff import answers_cache, compare
+from grader.fingerprints import cache as answers_cache
+from grader.fingerprints import comparer
+from grader.fingerprints.comparer import Comparer
 
 pytestmark = [pytest.mark.meta]
 
@@ -18,7 +20,7 @@ PROBLEM = "activation_checkpointing"  # the cheapest to compute
 def kept(tmp_path, monkeypatch):
     """A cache folder of this test's, holding PROBLEM's state; the state as computed."""
     monkeypatch.setenv(answers_cache.FOLDER_ENV, str(tmp_path / "cache"))
-    return compare.Comparer([PROBLEM])._state(PROBLEM)
+    return Comparer([PROBLEM])._state(PROBLEM)
 
 
 def test_a_kept_problem_is_read_back_as_it_was_computed(kept, monkeypatch):
@@ -27,8 +29,8 @@ def test_a_kept_problem_is_read_back_as_it_was_computed(kept, monkeypatch):
     def drawn(*_):
         raise AssertionError("drew the inputs again instead of reading them back")
 
-    monkeypatch.setattr(compare, "draw_inputs", drawn)
-    again = compare.Comparer([PROBLEM])._state(PROBLEM)
+    monkeypatch.setattr(comparer, "draw_inputs", drawn)
+    again = Comparer([PROBLEM])._state(PROBLEM)
     assert repr(again) == repr(kept)
 
 
@@ -68,5 +70,5 @@ def test_nothing_fails_where_nothing_can_be_kept(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv(answers_cache.FOLDER_ENV, str(blocker / "cache"))  # a folder below a file: not creatable
-    assert compare.Comparer([PROBLEM]).inputs
+    assert Comparer([PROBLEM]).inputs
     assert answers_cache.load(PROBLEM) is None

@@ -1,11 +1,12 @@
-"""`resource-grader compare` (grader/staff/compare.py) names the catalogued mistake a submission makes.
+"""`resource-grader compare` (grader/staff/compare.py, on grader/fingerprints/) names the catalogued mistake a
+submission makes.
 
 Each catalogued mistake of a comparable function is swapped into the reference (the mutation machinery:
 `LocalPackage` overrides, as `pytest --mutant` does) and compared, in this process, with the same inputs
 the command draws; compare must name it among the matches of the function it replaces. The mistakes that
 no comparison of answers can tell from the reference or from another mistake are listed, with the reason,
 in UNFINGERPRINTABLE; those of functions compare cannot call with plain inputs are in
-grader/staff/compare_inputs.py's NOT_COMPARABLE.
+grader/fingerprints/inputs.py's NOT_COMPARABLE.
 
     pytest --meta tests/meta/test_compare.py -q -s     # prints the coverage
 """
@@ -16,9 +17,11 @@ import sys
 
 import pytest
 
+import grader.fingerprints
+from grader.fingerprints import comparer as compare
+from grader.fingerprints import inputs as compare_inputs
 from grader.harness.local import LocalPackage
 from grader.registry import PROBLEMS
-from grader.staff import compare, compare_inputs
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import catalog
 
@@ -88,7 +91,7 @@ def test_every_mistake_is_comparable_or_accounted_for():
         for m in catalog(p.id):
             assert set(m.replaces) <= comparable_names(p.id) | skipped, (
                 f"{p.id}:{m.id} replaces {sorted(m.replaces)}: give compare inputs for it "
-                "(grader/staff/compare_inputs.py) or list it in NOT_COMPARABLE")
+                "(grader/fingerprints/inputs.py) or list it in NOT_COMPARABLE")
     known = {f"{m.problem}:{m.id}" for m in MISTAKES}
     assert set(UNFINGERPRINTABLE) <= known, f"not catalogued or not comparable: {set(UNFINGERPRINTABLE) - known}"
 
@@ -162,7 +165,7 @@ def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
     # N matches the slices and answers as the reference on the transposes, as the student does
     consistent = [entry("view_result (slice)", False, ["N"]), entry("view_result (transpose)", True, [], ["N"])]
     for functions in (contradicted, consistent):
-        compare._without_contradictions(functions)
+        grader.fingerprints._without_contradictions(functions)
     assert contradicted[0]["matches"] == [] and consistent[0]["matches"] == [{"id": "N"}]
 
 
@@ -183,9 +186,10 @@ def test_the_catalogue_warns_the_operator_of_nothing():
     """`memory:allocates` makes tensors of torch's deprecated quantized dtypes (compare draws every dtype): run
     in the grader's process for its answers, torch's deprecation warning (once per process: hence a process
     each) must not reach the operator."""
-    script = ("import torch; from grader.staff import compare; {prepare}; from tests.mistakes import find_mistake; "
+    script = ("import torch; from grader.fingerprints import comparer; {prepare}; "
+              "from tests.mistakes import find_mistake; "
               "find_mistake('memory:allocates').replaces['tensor_bytes']((2, 3), torch.qint8)")
-    for prepare, warned in [("pass", True), ("compare._prepare()", False)]:
+    for prepare, warned in [("pass", True), ("comparer.prepare()", False)]:
         run = subprocess.run([sys.executable, "-c", script.format(prepare=prepare)], cwd=ROOT, env=grader_env(),
                              capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]

@@ -148,7 +148,7 @@ if __name__ == "__main__":
 
 def missing_parts(problem: str) -> list[str]:
     """The parts of the README's "Adding a problem" checklist that `problem` lacks, each as the step says it."""
-    from grader.staff import compare_inputs
+    from grader.fingerprints import inputs as compare_inputs
     from tests.mistakes import catalog
 
     handout = (ROOT / "handout.md").read_text()
@@ -163,7 +163,7 @@ def missing_parts(problem: str) -> list[str]:
     if f"## Problem ({problem}):" not in handout:
         missing.append(f"6. the handout: a section '## Problem ({problem}): ...' in handout.md")
     if problem not in compare_inputs.BUILDERS and problem not in compare_inputs.NOT_COMPARABLE:
-        missing.append(f"7. compare's inputs: grader/staff/compare_inputs.py BUILDERS[{problem!r}] (or NOT_COMPARABLE)")
+        missing.append(f"7. compare's inputs: grader/fingerprints/inputs.py BUILDERS[{problem!r}] (or NOT_COMPARABLE)")
     return sorted(missing, key=lambda step: int(step.split(".")[0]))
 
 

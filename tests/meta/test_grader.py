@@ -218,15 +218,15 @@ for _name in __all__:
 def test_the_fingerprints_end_at_their_deadline_whatever_a_call_does(tmp_path):
     """Every wait of the fingerprint pass ends at its deadline: a call that sleeps, started just before it, used
     to run on to its wall-clock backstop (three times the call's limit), and results.json came that much later."""
-    from grader.staff import compare
+    from grader import fingerprints
 
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / "flops.py").write_text(reference_source() + SLEEPING_FLOPS)
-    comparer = compare.class_comparer(["flops"])  # the catalogue's answers first: not the submission's time
+    comparer = fingerprints.class_comparer(["flops"])  # the catalogue's answers first: not the submission's time
     layers = sandbox.detect("auto")
     started = time.monotonic()
-    found = compare.fingerprint(comparer, folder, layers, problems=["flops"], call_seconds=10, memory_mb=3072,
+    found = fingerprints.fingerprint(comparer, folder, layers, problems=["flops"], call_seconds=10, memory_mb=3072,
                                 seconds=6)
     took = time.monotonic() - started
     assert found.timed_out and not found.error, found

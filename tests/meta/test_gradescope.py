@@ -106,10 +106,11 @@ def test_the_package_holds_the_scripts_the_secret_and_no_meta_tests(autograder):
     for absent in gradescope.UNPACKAGED:
         assert not (source / absent).exists(), absent
     assert (source / "reference" / "flops.py").is_file() and (source / "tests" / "test_flops.py").is_file()
-    # the fingerprints: compare, its inputs and the catalogue of mistakes
-    assert (source / "grader" / "staff" / "compare.py").is_file()
+    # the fingerprints (their engine, inputs and the catalogue of mistakes), and no course staff's tool
+    assert (source / "grader" / "fingerprints" / "comparer.py").is_file()
+    assert not (source / "grader" / "staff").exists(), "no grade depends on grader/staff/"
     assert (source / "tests" / "mistakes" / "flops.py").is_file()
-    assert '-m grader.staff.gradescope "$@"' in (source / "run_autograder").read_text()
+    assert '-m grader.gradescope "$@"' in (source / "run_autograder").read_text()
     setup = (source / "setup.sh").read_text()
     assert 'TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"' in setup and 'TORCH_PIN="torch==2.13.0"' in setup
     assert "bubblewrap" in setup and "python3.11" in setup and "deadsnakes" in setup
@@ -123,7 +124,7 @@ def test_a_course_can_build_the_package_without_fingerprints(tmp_path):
     assert build(tmp_path, "--no-fingerprints").returncode == 0
     with zipfile.ZipFile(tmp_path / "autograder.zip") as z:
         script = z.read("run_autograder").decode()
-    assert '-m grader.staff.gradescope --no-fingerprints "$@"' in script
+    assert '-m grader.gradescope --no-fingerprints "$@"' in script
     assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
 
 

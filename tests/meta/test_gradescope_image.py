@@ -188,7 +188,7 @@ def test_setup_builds_the_image_on_a_bare_root_and_the_reference_scores_100(imag
     checked = json.loads((fs / "autograder" / "source" / "setup-check-results.json").read_text())
     validate(checked)
     assert checked["score"] == 100 and all(t["status"] == "passed" for t in checked["tests"])
-    # compare's answers, kept in the image for the fingerprints of every grading (grader/staff/answers_cache.py)
+    # compare's answers, kept in the image for the fingerprints of every grading (grader/fingerprints/cache.py)
     assert "compare's inputs and answers kept in /root/.cache/resource-accounting/compare" in setup.stdout, \
         setup.stdout[-3000:] + setup.stderr[-3000:]
     assert len(list((fs / "root" / ".cache" / "resource-accounting" / "compare").glob("*.pickle"))) >= 9

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 
 from grader import kept, messages
+from grader.fingerprints import cache as answers_cache
 from grader.harness import sandbox, seccomp
 from grader.registry import BY_ID
 from grader.scoring import not_started
-from grader.staff import answers_cache
 from tests.meta import rewrites
 from tests.meta.suite import ROOT, grader_env
 
@@ -358,7 +358,7 @@ class CorpusGraded:
 
     def test_the_attacks_ran_a_second_time_for_the_fingerprints(self, corpus):
         # the fingerprints run the functions of each problem a scored submission failed again, in a sandbox of
-        # their own (grader/staff/compare.py): every check of this corpus covers that second run too. An attack whose
+        # their own (grader/fingerprints/): every check of this corpus covers that second run too. An attack whose
         # functions are all the stub's (it acts at import) is graded as not started, and one whose module does not
         # import (it kills its own worker at import) as broken: neither is run again.
         assert "Fingerprints took" in corpus["report"], corpus["report"][-2000:]

@@ -4,7 +4,8 @@
    tests lives in tests/common/, which both import. Meta-tests, which inspect the suite itself, are the one
    exception;
 2. `tests` may import `grader`; the grader imports the suite only where it runs it (the worker's scenarios,
-   pytest's plugin) and in the course staff's tools (the catalogue, strategies, tests/common, scenarios).
+   pytest's plugin), in the fingerprints and in the course staff's tools (the catalogue, strategies,
+   tests/common, scenarios).
 """
 
 import ast
@@ -48,8 +49,9 @@ def test_nothing_outside_the_meta_tests_imports_a_test_module():
 
 
 # The grader imports the suite only where it runs it: the worker runs the scenarios; pytest's plugin finds the
-# suite it serves and, for a TA's --mutant, the catalogue; the staff tools read the catalogue, the strategies,
-# what the tests share (tests/common) and the scenarios. Everything else of the grader stands without tests/.
+# suite it serves and, for a TA's --mutant, the catalogue; the fingerprints and the staff tools read the catalogue,
+# the strategies, what the tests share (tests/common) and the scenarios. Everything else of the grader stands
+# without tests/.
 GRADER_READS_OF_THE_SUITE = {
     "grader/harness/worker.py": ("tests", "tests.scenarios"),
     "grader/harness/plugin.py": ("tests", "tests.mistakes"),
@@ -73,14 +75,14 @@ def dynamically_imported(tree: ast.AST) -> list[tuple[int, str]]:
 def test_the_grader_imports_from_tests_only_what_it_runs():
     from grader.harness import boundary
 
-    staff = [p for p in boundary.STAFF if p.startswith("grader/")]
+    readers = [p for p in boundary.STAFF if p.startswith("grader/")] + ["grader/fingerprints"]
     offenders = []
     for path in sorted((ROOT / "grader").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         if rel.startswith("grader/staff/samples/"):
             continue  # submissions, not the grader
         allowed = GRADER_READS_OF_THE_SUITE.get(rel, ())
-        if any(rel == s or rel.startswith(s + "/") for s in staff):
+        if any(rel == s or rel.startswith(s + "/") for s in readers):
             allowed = STAFF_READS_OF_THE_SUITE
         tree = ast.parse(path.read_text(), str(path))
         for line, module in imported_modules(tree) + dynamically_imported(tree):
@@ -90,3 +92,22 @@ def test_the_grader_imports_from_tests_only_what_it_runs():
                 offenders.append(f"{rel}:{line} imports {module}")
     assert not offenders, ("the grader imports the suite only where it runs it (GRADER_READS_OF_THE_SUITE, "
                            "STAFF_READS_OF_THE_SUITE): " + "; ".join(offenders))
+
+
+def test_released_modules_import_withheld_ones_only_inside_functions():
+    """boundary.RUN_WHERE_PRESENT: a released module that runs a withheld one (the catalogue, for the fingerprints
+    and a TA's --mutant) imports it where it is called, never at its top: the student release, which lacks it,
+    imports the module all the same."""
+    from grader.harness import boundary
+
+    offenders = []
+    for rel, modules in boundary.RUN_WHERE_PRESENT.items():
+        tree = ast.parse((ROOT / rel).read_text(), rel)
+        inside = {id(node) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for node in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom | ast.Import) and id(node) not in inside:
+                names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                offenders += [f"{rel}:{node.lineno} imports {n} at its top" for n in names
+                              if any(n == m or n.startswith(m + ".") for m in modules)]
+    assert not offenders, offenders

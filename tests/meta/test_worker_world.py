@@ -11,7 +11,7 @@ The check is static, read from the AST: from every scenario, follow the names it
 across the scenario modules (`from tests.scenarios import memory`, `from tests.scenarios.escapes import
 record_ops`, `from . import flops`, `memory.build_stack`), and every top-level function, class and (lower-case)
 variable of tests/scenarios must be reached. Constants (UPPER_CASE) are data, not code that computes an answer,
-and may stay for the staff tools (grader/staff/compare_inputs.py reads `memory.OPTIMIZERS`).
+and may stay for the staff tools (grader/fingerprints/inputs.py reads `memory.OPTIMIZERS`).
 
 The scenario modules' docstrings say so too: they may speak of the oracles, but present nothing of their own as
 one, and name an oracle with its home, tests/oracles.py.

@@ -121,7 +121,7 @@ def saved_twice(pkg, first: dict, second: dict) -> dict:
 
 
 # -- what a real optimizer keeps -----------------------------------------------------------------------
-# The optimizers whose state the tests measure (tests/oracles.py `oracle_state_tensors`); grader/staff/compare_inputs.py
+# The optimizers whose state the tests measure (tests/oracles.py `oracle_state_tensors`); grader/fingerprints/inputs.py
 # draws from their names.
 
 OPTIMIZERS = {

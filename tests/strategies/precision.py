@@ -80,6 +80,25 @@ def nvfp4_inputs(draw, max_dynamic_range: int = 4) -> list:
 
 
 @st.composite
+def nvfp4_tensors(draw, max_blocks: int = 3):
+    """NVFP4Tensors as the spec allows them, built without quantizing: values on the e2m1 grid, block scales
+    exactly representable in e4m3fn (zero included), a positive float32 tensor scale."""
+    import numpy as np
+    import torch
+
+    from assignment.given import NVFP4Tensor
+    from tests.common.precision import decode_all
+
+    rows, blocks = draw(st.integers(1, 3)), draw(st.integers(1, max_blocks))
+    grid = [sign * v for v, _ in decode_all(2, 1, 1, False, False) for sign in (1, -1)]
+    values = draw(st.lists(st.sampled_from(grid), min_size=rows * blocks * 16, max_size=rows * blocks * 16))
+    scales = draw(st.lists(st.floats(0, 448), min_size=rows * blocks, max_size=rows * blocks))
+    tensor_scale = float(np.float32(draw(st.floats(2.0**-20, 2.0**20))))
+    return NVFP4Tensor(torch.tensor(values, dtype=torch.float32).reshape(rows, blocks * 16),
+                       torch.tensor(scales).to(torch.float8_e4m3fn).float().reshape(rows, blocks), tensor_scale)
+
+
+@st.composite
 def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
     """Specs of tests/scenarios/precision.py's `mixed_steps`: a 2-layer MLP of distinct sizes, 2 steps."""
     return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 1, 12)),

@@ -24,7 +24,7 @@ FOLDER_ENV = "RA_COMPARE_CACHE"
 # what the inputs and answers are computed from: folders and files of the official tree (grader.OFFICIAL_ROOT),
 # and the grader's own modules that draw and compute them
 TREE = ("reference", "tests", "assignment/given.py")
-MODULES = ("grader.staff.compare", "grader.staff.compare_inputs", "grader.seed", "grader.harness.local")
+MODULES = ("grader.fingerprints.comparer", "grader.fingerprints.inputs", "grader.seed", "grader.harness.local")
 
 
 def folder() -> Path:
@@ -70,7 +70,7 @@ def store(problem: str, state: dict) -> None:
 
 def warm() -> None:
     """Compute and keep every comparable problem's inputs and answers (setup.sh, for Gradescope's image)."""
-    from grader.staff.compare import Comparer, compare_inputs_problems
+    from grader.fingerprints import Comparer, compare_inputs_problems
 
     problems = compare_inputs_problems()
     Comparer(problems)

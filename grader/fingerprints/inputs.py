@@ -1,9 +1,9 @@
-"""What `resource-grader compare` calls, per problem: each comparable function, the hypothesis strategy its
-inputs are drawn from (the suite's own strategies, tests/strategies/, as the differential tests combine
-them), and the tolerance its tests compare with. Functions that only make sense inside a scenario (a
-training loop, a timing, a file written) are listed in NOT_COMPARABLE with the reason.
+"""What the fingerprints (and `resource-grader compare`) call, per problem: each comparable function, the
+hypothesis strategy its inputs are drawn from (the suite's own strategies, tests/strategies/, as the
+differential tests combine them), and the tolerance its tests compare with. Functions that only make sense
+inside a scenario (a training loop, a timing, a file written) are listed in NOT_COMPARABLE with the reason.
 
-Course staff's: it imports the reference and the tests (withheld from the student release).
+It imports the tests' strategies; the answers on these inputs need the reference (comparer.py).
 """
 
 import math
@@ -39,7 +39,7 @@ class Entry:
     covers: tuple = ()
     normalize: Callable | None = None  # answer -> the part compared (both sides)
     tolerance: str = "exact"
-    pool: int = 5  # examples generated per one kept (grader/staff/compare.py draw_inputs)
+    pool: int = 5  # examples generated per one kept (comparer.py draw_inputs)
     label: str = ""  # where one function has several entries (inputs of different kinds)
 
     @property
@@ -253,7 +253,6 @@ def _tensors() -> list[Entry]:
 # -- precision -----------------------------------------------------------------------------------------------
 
 def _precision() -> list[Entry]:
-    from reference import precision as ref
     from tests.common.precision import SMALL_FORMATS, TORCH_FORMATS, decode_code, tensor_from_bits
 
     def torch_format(name):
@@ -286,7 +285,7 @@ def _precision() -> list[Entry]:
             lambda shape: torch.linspace(-3, 3, math.prod(shape)).reshape(shape)))), rel=1e-6,
               label="nvfp4_quantize (any shape)",
               tolerance="values and block scales exact, tensor_scale within rel 1e-6"),
-        Entry("nvfp4_dequantize", plain(st.tuples(nvfp4.map(ref.nvfp4_quantize))), tolerance=exact_nan),
+        Entry("nvfp4_dequantize", plain(st.tuples(s_precision.nvfp4_tensors())), tolerance=exact_nan),
     ]
 
 
