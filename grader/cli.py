@@ -56,6 +56,15 @@ Course staff (not in the student release):
 """
 
 
+def add_sandbox_options(command) -> None:
+    """--sandbox and --no-sandbox, the same for every command that runs a submission (and for doctor)."""
+    command.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto",
+                         help="auto: every layer this machine allows (see `resource-grader doctor`); user: the "
+                              "separate-user layer alone; none: no sandbox")
+    command.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
+                         help="the same as --sandbox none")
+
+
 def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
           secret: bytes | None, fingerprints: bool = True) -> int:
     if not layers.sandboxed:
@@ -82,11 +91,7 @@ def _add_common(command, defaults: Limits) -> None:
                               f"backstop: {WALL_FACTOR} times as long)")
     command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
                          help="address-space limit of the worker")
-    command.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto",
-                         help="auto: every layer this machine allows (see `resource-grader doctor`); user: the "
-                              "separate-user layer alone; none: no sandbox")
-    command.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
-                         help="the same as --sandbox none")
+    add_sandbox_options(command)
     command.add_argument("--secret-file", type=Path, default=None,
                          help="the course secret that seeds the generated inputs (default: $RA_GRADING_SECRET_FILE, "
                               "else $RA_GRADING_SECRET)")
@@ -131,7 +136,7 @@ def main(argv=None) -> int:
                                   "run its functions a second time, in a sandbox, on compare's inputs)"
                              if fingerprinter_available() else argparse.SUPPRESS)
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
-    d.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
+    add_sandbox_options(d)
     for module in kits.values():  # course staff's commands: not in the student release
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)

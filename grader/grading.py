@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import copycheck, fingerprints, has_reference, messages, registry, scoring
-from grader.harness.sandbox import Layers, Sandbox
+from grader.harness.sandbox import Layers
 from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
 from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
 from grader.seed import grading_seed
-from grader.submission import SubmissionError, build_workspace
+from grader.submission import SubmissionError, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
 # course staff's commands, not in the student release: command -> module (add_parser, run)
@@ -81,11 +81,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     found = None
     run = None
     try:
-        box = Sandbox(layers, limits.submission_seconds, limits.worker_memory_mb,
-                      cpu_share.memory_parent if cpu_share else None)
-        with box:
-            workspace = build_workspace(submission, box.private)
-            box.expose(workspace.root)
+        with in_sandbox(submission, layers, limits.submission_seconds, limits.worker_memory_mb,
+                        cpu_share.memory_parent if cpu_share else None) as (box, workspace):
             markers = " or ".join(problems) if problems else None
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"

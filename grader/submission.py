@@ -6,6 +6,7 @@ folder down (a zip of the repository folder). Everything else in the workspace i
 the given code, the tests, the reference (where this tree has one: the student release has not).
 """
 
+import contextlib
 import shutil
 import zipfile
 from dataclasses import dataclass, field
@@ -106,3 +107,27 @@ def _take(workspace: Workspace, paths: set[PurePosixPath], read) -> None:
             raise SubmissionError(f"{found} is {len(data)} bytes, over the {MAX_FILE_BYTES}-byte limit")
         (workspace.root / "assignment" / f"{problem.module}.py").write_bytes(data)
         workspace.taken[problem.module] = str(found)
+
+
+@contextlib.contextmanager
+def in_sandbox(submission: Path, layers, seconds: float = 600, memory_mb: int = 0, memory_within: Path | None = None):
+    """The one way a grading opens: a sandbox of `layers` (grader/harness/sandbox.py: `seconds` of CPU, the workers'
+    memory group of `memory_mb` MiB, in `memory_within` where given), the submission's workspace in its private
+    folder, and what the worker needs in its read-only tree. Yields (box, workspace); leaving it tears the sandbox
+    down. Raises SubmissionError where the submission cannot be read."""
+    from grader.harness.sandbox import Sandbox
+
+    with Sandbox(layers, seconds, memory_mb, memory_within) as box:
+        workspace = build_workspace(submission, box.private)
+        box.expose(workspace.root)
+        yield box, workspace
+
+
+def isolated_package(box, workspace: Workspace, *, call_timeout: float, memory_mb: int, deadline: float | None = None):
+    """The submission's `assignment` package in `box`'s worker (grader/harness/client.py), each call within
+    `call_timeout`, the worker within `memory_mb`, every wait ending at `deadline` (time.monotonic) where given."""
+    from grader.harness.client import IsolatedPackage
+    from grader.harness.sandbox import Spec
+
+    return IsolatedPackage("assignment", workspace.root, call_timeout=call_timeout, memory_limit_mb=memory_mb,
+                           sandbox=Spec.load(box.spec()), deadline=deadline)

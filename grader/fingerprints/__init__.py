@@ -88,8 +88,7 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
     import time
     import traceback
 
-    from grader.harness import sandbox
-    from grader.submission import SubmissionError, build_workspace
+    from grader.submission import SubmissionError, in_sandbox, isolated_package
 
     start = time.monotonic()
     run = [p for p in problems if p in comparer.problems]
@@ -99,14 +98,9 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
             result.functions[f"{problem}.{entry.key}"] = FunctionMatch(True, list(entry.names), [], 0)
     try:
         if run:
-            with sandbox.Sandbox(layers, seconds, memory_mb) as box:
-                workspace = build_workspace(submission, box.private)
-                box.expose(workspace.root)
-                from grader.harness.client import IsolatedPackage
-
-                package = IsolatedPackage("assignment", workspace.root, call_timeout=call_seconds,
-                                          memory_limit_mb=memory_mb, sandbox=sandbox.Spec.load(box.spec()),
-                                          deadline=start + seconds)  # every wait, a call's or a fork's, ends there
+            with in_sandbox(submission, layers, seconds, memory_mb) as (box, workspace):
+                package = isolated_package(box, workspace, call_timeout=call_seconds, memory_mb=memory_mb,
+                                           deadline=start + seconds)  # every wait, a call's or a fork's, ends there
                 limited = _Deadline(package, seconds)
                 try:
                     report = comparer.compare(limited, run, until_unmatched=True)

@@ -51,6 +51,7 @@ def render(report: dict, summary: bool = False) -> str:
 # -- the command -------------------------------------------------------------------------------------------
 
 def add_parser(commands) -> None:
+    from grader.cli import add_sandbox_options
     from grader.runner import Limits
 
     c = commands.add_parser("compare", help="course staff: one submission against the reference, function by "
@@ -63,16 +64,14 @@ def add_parser(commands) -> None:
     c.add_argument("--summary", action="store_true", help="one line per function, no rows")
     c.add_argument("--call-timeout", type=float, default=Limits().call_seconds, help="seconds per call")
     c.add_argument("--memory-mb", type=int, default=Limits().worker_memory_mb, help="address-space limit of the worker")
-    c.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto")
-    c.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
-                   help="the same as --sandbox none")
+    add_sandbox_options(c)
 
 
 def run(options) -> int:
     from grader import has_reference, registry
     from grader.harness import sandbox
     from grader.scoring import not_started
-    from grader.submission import SubmissionError, build_workspace
+    from grader.submission import SubmissionError, in_sandbox, isolated_package
 
     if not has_reference():
         print("resource-grader compare: needs the reference solution (the course's tree)", file=sys.stderr)
@@ -92,18 +91,14 @@ def run(options) -> int:
         print(f"resource-grader compare: no function {missing} in {', '.join(options.problem)}", file=sys.stderr)
         return 2
     try:
-        with sandbox.Sandbox(layers, memory_mb=options.memory_mb) as box:
-            workspace = build_workspace(options.submission, box.private)
+        with in_sandbox(options.submission, layers, memory_mb=options.memory_mb) as (box, workspace):
             modules = workspace.modules()
             untouched = [p for p in options.problem if not_started(modules[registry.BY_ID[p].module])]
             started = [p for p in options.problem if p not in untouched]
             report = {"examples": comparer.examples, "problems": [], "review": []}
             if started:
-                box.expose(workspace.root)
-                from grader.harness.client import IsolatedPackage
-
-                package = IsolatedPackage("assignment", workspace.root, call_timeout=options.call_timeout,
-                                          memory_limit_mb=options.memory_mb, sandbox=sandbox.Spec.load(box.spec()))
+                package = isolated_package(box, workspace, call_timeout=options.call_timeout,
+                                           memory_mb=options.memory_mb)
                 try:
                     report = comparer.compare(package, started)
                 finally:

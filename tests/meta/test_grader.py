@@ -16,6 +16,7 @@ import pytest
 
 from grader.harness import sandbox
 from grader.registry import BY_ID
+from grader.submission import in_sandbox, isolated_package
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import find_mistake, planted_source
 
@@ -248,8 +249,7 @@ for _i in range(8):  # 256 MiB in files of 32 MiB, in the home's tmpfs: memory t
 def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     """A memory cgroup per grading (sandbox.memory_group) is charged with what the workers hold, files in tmpfs
     included: a worker that fills its home beyond what the grading may hold is stopped, with the memory message."""
-    from grader.harness.client import IsolatedPackage, WorkerDied
-    from grader.submission import build_workspace
+    from grader.harness.client import WorkerDied
 
     probe = sandbox.memory_group(64)
     if probe is None:
@@ -258,20 +258,17 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / "flops.py").write_text(reference_source() + FILLS_ITS_HOME)
-    with sandbox.Sandbox(sandbox.detect("auto"), 600, memory_mb=400) as box:
-        workspace = build_workspace(folder, box.private)
-        box.expose(workspace.root)
-        spec = sandbox.Spec.load(box.spec())
-        package = IsolatedPackage("assignment", workspace.root, call_timeout=60, memory_limit_mb=3072, sandbox=spec)
+    with in_sandbox(folder, sandbox.detect("auto"), 600, memory_mb=400) as (box, workspace):
+        package = isolated_package(box, workspace, call_timeout=60, memory_mb=3072)
         try:
             package.worker.begin_test("test_grader::memory", "flops")
             with pytest.raises(WorkerDied, match="more memory than the autograder allows"):
                 package.flops.matmul_flops(2, 3, 4)
         finally:
             package.close()
-    assert not Path(spec.memory_group).exists(), "the teardown removes the grading's memory cgroup"
+    assert not box.memory_group.exists(), "the teardown removes the grading's memory cgroup"
     # a grader killed outright leaves its group: the next one made removes it
-    dead = Path(spec.memory_group).with_name(f"ra-sandbox-{2**22 + 1}-1")  # above pid_max: no process has it
+    dead = box.memory_group.with_name(f"ra-sandbox-{2**22 + 1}-1")  # above pid_max: no process has it
     dead.mkdir()
     sandbox.memory_group(64).rmdir()
     assert not dead.exists(), "the group of a grader gone was left"
@@ -286,8 +283,6 @@ def test_a_gradings_workers_are_in_its_memory_group_inside_its_cpu_share(tmp_pat
     controller has a hierarchy of its own. Either way the grading's workers are in its memory group while they
     run, and the groups are gone after."""
     from grader.cpushare import CpuShare
-    from grader.harness.client import IsolatedPackage
-    from grader.submission import build_workspace
 
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -295,13 +290,10 @@ def test_a_gradings_workers_are_in_its_memory_group_inside_its_cpu_share(tmp_pat
     with CpuShare(1) as share:
         if share.group is None:
             pytest.skip(f"no cgroup for a CPU share here ({share.describe()})")
-        with sandbox.Sandbox(sandbox.detect("auto"), 600, memory_mb=1024, memory_within=share.memory_parent) as box:
+        with in_sandbox(folder, sandbox.detect("auto"), 600, 1024, share.memory_parent) as (box, workspace):
             if box.memory_group is None:
                 pytest.skip(f"no memory cgroup the grader may make here ({NO_MEMORY_GROUP})")
-            workspace = build_workspace(folder, box.private)
-            box.expose(workspace.root)
-            spec = sandbox.Spec.load(box.spec())
-            package = IsolatedPackage("assignment", workspace.root, call_timeout=60, memory_limit_mb=3072, sandbox=spec)
+            package = isolated_package(box, workspace, call_timeout=60, memory_mb=3072)
             try:
                 package.worker.begin_test("test_grader::share", "flops")
                 assert package.flops.matmul_flops(2, 3, 4) == 48
