@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from grader import OFFICIAL_ROOT, registry
+from grader.harness import cgroups
 
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
@@ -50,12 +51,24 @@ class Run(NamedTuple):
 
 
 def run_timed(command: list[str], env: dict[str, str] | None = None, output=subprocess.DEVNULL) -> Run:
-    """Run `command` in the official tree, its output (stdout and stderr) to `output`."""
+    """Run `command` in the official tree, its output (stdout and stderr) to `output`; its CPU seconds are those of
+    its whole process tree, sandboxed workers included, where a cgroup can count them (ACCOUNTING)."""
     before, start = os.times(), time.monotonic()
-    done = subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=output, stderr=subprocess.STDOUT, check=False, env=env)
+    with cgroups.CpuAccount() as account:
+        done = subprocess.run(command, cwd=OFFICIAL_ROOT, stdout=output, stderr=subprocess.STDOUT, check=False,
+                              env=env, preexec_fn=account.join)
+        counted = account.seconds()
     after = os.times()
-    cpu = after.children_user - before.children_user + after.children_system - before.children_system
-    return Run(time.monotonic() - start, cpu, done.returncode)
+    waited = after.children_user - before.children_user + after.children_system - before.children_system
+    return Run(time.monotonic() - start, waited if counted is None else counted, done.returncode)
+
+
+def accounting() -> str:
+    """How the CPU seconds printed are counted here, and the load the machine had."""
+    with cgroups.CpuAccount() as account:
+        how = (f"CPU counted by the kernel for the whole process tree ({account.kind})" if account.kind else
+               "CPU of the processes waited for (no cgroup to count in here: the sandboxed workers are missed)")
+    return f"{how}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> float:
@@ -130,6 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--make-test", action="store_true",
                         help="only the phases of `make test`, then `make slow` (about 17 minutes)")
     options = parser.parse_args(argv)
+    print(accounting())
     if options.overhead:
         return worker_overhead()
     if options.make_test:
@@ -266,7 +280,8 @@ def report(what: str, measured: tuple["Peak", dict]) -> None:
     peak, results = measured
     staff = results.get("extra_data", {})
     seconds, examples = staff.get("seconds_per_problem", {}), staff.get("examples_per_problem", {})
-    print(f"{what}: {peak.seconds:6.1f} s, score {results.get('score', 'none: no results.json')}, "
+    cpu = "" if peak.cpu is None else f" ({peak.cpu:.1f} CPU-s of the whole tree)"
+    print(f"{what}: {peak.seconds:6.1f} s{cpu}, score {results.get('score', 'none: no results.json')}, "
           f"{sum(examples.values())} examples")
     print(f"  peak memory of the whole grading tree: {peak.pss:.0f} MiB PSS (what a container counts; "
           f"Gradescope's default is {GRADESCOPE_MEMORY_MIB:.0f} MiB), {peak.rss:.0f} MiB summed RSS")
@@ -286,6 +301,7 @@ class Peak:
     pss: float = 0.0  # MiB, the largest sum over the tree at one moment
     rss: float = 0.0
     by_process: dict[str, tuple[float, float]] = field(default_factory=dict)  # kind -> the largest (PSS, RSS)
+    cpu: float | None = None  # seconds of the whole tree, where a cgroup counts them
 
 
 KINDS = [("grader.harness.worker", "worker (the submission's code)"), ("pytest", "test process (pytest)"),
@@ -318,28 +334,15 @@ def _memory(pid: int) -> tuple[float, float]:
     return values.get("Pss", 0.0), values.get("Rss", 0.0)
 
 
-def _tree(root: int) -> set[int]:
-    """`root` and all its descendants (the grader, pytest, bwrap, setpriv, the workers), from /proc."""
-    parent = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            parent[int(pid)] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    tree, frontier = {root}, {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parent.items() if ppid in frontier and pid not in tree}
-        tree |= frontier
-    return tree
-
-
 def run_measured(command: list[str]) -> Peak:
-    """Run `command`, sampling its process tree every 50 ms."""
+    """Run `command`, sampling its process tree every 50 ms, and counting its CPU seconds (`run_timed`)."""
     peak, start = Peak(), time.monotonic()
-    process = subprocess.Popen(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    account = cgroups.CpuAccount()
+    process = subprocess.Popen(command, cwd=OFFICIAL_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               preexec_fn=account.join)
     while process.poll() is None:
         total_pss = total_rss = 0.0
-        for pid in _tree(process.pid):
+        for pid in cgroups.descendants(process.pid):  # the grader, pytest, bwrap, setpriv, the workers
             kind = _kind(pid)
             if kind is None:  # exited, or exec'ing: nothing to count now
                 continue
@@ -350,6 +353,8 @@ def run_measured(command: list[str]) -> Peak:
         peak.pss, peak.rss = max(peak.pss, total_pss), max(peak.rss, total_rss)
         time.sleep(0.05)
     peak.seconds = time.monotonic() - start
+    peak.cpu = account.seconds()
+    account.close()
     return peak
 
 

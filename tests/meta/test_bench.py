@@ -95,3 +95,29 @@ def test_ci_runs_the_slow_tier_that_make_test_leaves_out():
     assert _recipe(makefile, "slow").endswith("-m slow")
     ci = [line.strip() for line in (bench.OFFICIAL_ROOT / ".ci" / "run").read_text().splitlines()]
     assert ci.index("make test") < ci.index("make slow"), ci
+
+
+ORPHAN_BURNS = """
+import os, time
+if os.fork() == 0:  # a grandchild no one waits for, as the sandbox's workers are to the grader
+    os.setsid()
+    end = time.process_time() + 1.0
+    while time.process_time() < end:
+        pass
+    os._exit(0)
+"""
+
+
+def test_the_cpu_of_a_whole_tree_counts_what_no_one_waited_for():
+    """bench counts CPU seconds with a cgroup (grader/harness/cgroups.py CpuAccount): a process its command started
+    and never waited for (os.times() misses it) is counted too."""
+    from grader.harness import cgroups
+
+    with cgroups.CpuAccount() as account:
+        if account.kind is None:
+            pytest.skip("no cgroup to count CPU in here (cgroup v1's cpuacct, or v2, as root)")
+        process = subprocess.Popen([sys.executable, "-c", ORPHAN_BURNS], preexec_fn=account.join)
+        process.wait()
+        time.sleep(1.5)  # the grandchild spends its second of CPU meanwhile, and ends
+        counted = account.seconds()
+    assert counted >= 0.9, f"counted {counted:.2f} CPU-s of the orphan's 1.0"
