@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, has_reference, kept, registry
-from grader.scoring import AST_LOCK
+from grader.sources import AST_LOCK
 
 K = 12  # tokens per k-gram
 W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen

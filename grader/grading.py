@@ -17,8 +17,9 @@ from grader import copycheck, fingerprints, has_reference, messages, registry, s
 from grader.harness.sandbox import Layers
 from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
-from grader.scoring import ProblemScore, known_mistakes, not_started, results_json, score_run, table
+from grader.scoring import ProblemScore, known_mistakes, results_json, score_run, table
 from grader.seed import grading_seed
+from grader.sources import compile_errors, not_started
 from grader.submission import SubmissionError, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
@@ -45,12 +46,18 @@ class Graded:
     status: str
     seconds: float
     fingerprints: Matches | None = None  # the catalogued mistakes its functions match, where they ran
-    untouched: frozenset[str] = frozenset()  # problems left as the stub (scoring.not_started): not started
+    untouched: frozenset[str] = frozenset()  # problems left as the stub (sources.not_started): not started
 
 
 # kept from the time limit for what follows the tests, and then the fingerprints: a sandbox's teardown (which waits
-# up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time
+# up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time;
+# at most a quarter of a short limit (`reserved`)
 TEARDOWN_SECONDS = 15.0
+
+
+def reserved(limit: float) -> float:
+    """What a time limit of `limit` seconds keeps for the teardown and the results."""
+    return min(TEARDOWN_SECONDS, limit / 4)
 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
@@ -63,8 +70,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
     instead: batch's workers send it back to the coordinator), never into the student's results. The tests
-    stop TEARDOWN_SECONDS before the submission's time limit, counted from here, so that results.json is
-    written within it; with `cpu_share`
+    stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time limit, counted from
+    here, so that results.json is written within it; with `cpu_share`
     (grader/cpushare.py) it gets that share of the CPUs. `on_problem(line)` is given a line per problem as
     its tests finish (its score by the tests alone, and its seconds), while the run goes on."""
     start = time.monotonic()
@@ -88,10 +95,11 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
             untouched = frozenset(name for name, source in modules.items() if not_started(source))
-            broken = scoring.compile_errors({name: modules[name] for name in workspace.taken})
+            broken = compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
-                            seconds=limits.submission_seconds - TEARDOWN_SECONDS - (time.monotonic() - start),
+                            seconds=limits.submission_seconds - reserved(limits.submission_seconds)
+                            - (time.monotonic() - start),
                             cpu_share=cpu_share,
                             on_problem=on_problem and (lambda *finished: on_problem(progress_line(*finished))))
         operator += box.problems
@@ -201,14 +209,14 @@ FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerp
 def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
                  limits: Limits, start: float) -> dict:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
-    of its time limit less TEARDOWN_SECONDS (at most limits.fingerprint_seconds; none where less than
+    of its time limit less what is `reserved` (at most limits.fingerprint_seconds; none where less than
     FINGERPRINT_MIN_SECONDS is left), every wait on their workers ending there; those it passed count as
     agreeing."""
     started = [p for p in scores if p.id not in untouched]
     failed = [p.id for p in started if not all(t.passed for t in p.tests)]
     passed = [p.id for p in started if p.id not in failed]
     seconds = min(limits.fingerprint_seconds,
-                  limits.submission_seconds - (time.monotonic() - start) - TEARDOWN_SECONDS)
+                  limits.submission_seconds - (time.monotonic() - start) - reserved(limits.submission_seconds))
     if seconds < FINGERPRINT_MIN_SECONDS:  # the catalogue's answers alone take longer: the limit would be passed
         failed = []
     return fingerprints(submission, failed, passed, seconds)

@@ -6,8 +6,8 @@ official tree alone, never on the submission.
 A problem's file is named by a digest of everything its contents depend on (the reference, the suite's
 strategies, scenarios and catalogue, compare's own code, the seed's pin, the versions of Python, torch and
 hypothesis): a change to any of them names another file, so a stale one is never read (grader/kept.py: read only
-where no one else could have written it). Gradescope's image has it from setup.sh (`warm`); elsewhere the first
-run that needs a problem writes it.
+where no one else could have written it). Gradescope's image has it from setup.sh (`python -m grader.fingerprints`);
+elsewhere the first run that needs a problem writes it.
 
     $RA_COMPARE_CACHE    the folder (default: $XDG_CACHE_HOME, else ~/.cache, then resource-accounting/compare)
 """
@@ -24,7 +24,7 @@ FOLDER_ENV = "RA_COMPARE_CACHE"
 # what the inputs and answers are computed from: folders and files of the official tree (grader.OFFICIAL_ROOT),
 # and the grader's own modules that draw and compute them
 TREE = ("reference", "tests", "assignment/given.py")
-MODULES = ("grader.fingerprints.comparer", "grader.fingerprints.inputs", "grader.seed", "grader.harness.local")
+GRADER_FILES = ("fingerprints/comparer.py", "fingerprints/inputs.py", "seed.py", "harness/local.py")  # in grader/
 
 
 def folder() -> Path:
@@ -34,8 +34,6 @@ def folder() -> Path:
 @functools.cache
 def digest() -> str:
     """A digest of the sources that the inputs and answers come from, and of the versions that run them."""
-    import importlib
-
     import hypothesis
     import torch
 
@@ -48,7 +46,7 @@ def digest() -> str:
             files += sorted(p for p in top.rglob("*.py") if "meta" not in p.relative_to(top).parts)
         else:
             files.append(top)
-    files += [Path(importlib.import_module(module).__file__) for module in MODULES]
+    files += [Path(__file__).resolve().parent.parent / name for name in GRADER_FILES]
     h = hashlib.sha256(f"{sys.version}|{torch.__version__}|{hypothesis.__version__}".encode())
     for file in files:
         h.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
@@ -66,16 +64,3 @@ def load(problem: str) -> dict | None:
 
 def store(problem: str, state: dict) -> None:
     kept.store(path(problem), state)
-
-
-def warm() -> None:
-    """Compute and keep every comparable problem's inputs and answers (setup.sh, for Gradescope's image)."""
-    from grader.fingerprints import Comparer, compare_inputs_problems
-
-    problems = compare_inputs_problems()
-    Comparer(problems)
-    print(f"compare's inputs and answers kept in {folder()} for {len(problems)} problems")
-
-
-if __name__ == "__main__":
-    warm()

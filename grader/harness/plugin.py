@@ -174,11 +174,12 @@ FOLDED = (NOT_STARTED, NOT_COMPILING, NOT_IMPORTING)
 
 def folded_problems(config, items) -> dict[str, tuple[str, str]]:
     """The problems of `items` whose failures are reported as one line: {problem: (NOT_STARTED, NOT_COMPILING
-    or NOT_IMPORTING, the compiler's or the import's message)}. Read from `assignment/`'s source (grader/
-    scoring.py's `not_started`); in-process, a module that compiles is also imported once to see that it does."""
+    or NOT_IMPORTING, the compiler's or the import's message)}. Read from `assignment/`'s source
+    (grader/sources.py's `not_started`); in-process, a module that compiles is also imported once to see that it
+    does."""
     if config.getoption("--impl") != "assignment":
         return {}
-    from grader.scoring import not_started
+    from grader.sources import not_started
 
     folded = {}
     for problem in sorted({problem_of(item) for item in items} - {None}):

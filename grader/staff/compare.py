@@ -70,7 +70,7 @@ def add_parser(commands) -> None:
 def run(options) -> int:
     from grader import has_reference, registry
     from grader.harness import sandbox
-    from grader.scoring import not_started
+    from grader.sources import not_started
     from grader.submission import SubmissionError, in_sandbox, isolated_package
 
     if not has_reference():

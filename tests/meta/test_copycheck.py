@@ -20,7 +20,7 @@ import pytest
 
 from grader import copycheck
 from grader.registry import PROBLEMS
-from grader.scoring import not_started
+from grader.sources import not_started
 from tests.meta.rewrites import REWRITES, installed, padded, pasted_part
 from tests.meta.suite import ROOT, SAMPLE
 from tests.mistakes import catalog, planted_source

@@ -29,9 +29,10 @@ MFU = next(b for b in BY_ID["flops"].behaviours if "test_mfu_is_achieved_over_pe
 
 def grade(tmp_path, submission, *extra: str) -> dict:
     out = tmp_path / "results.json"
-    subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem", "flops",
-                    *extra], cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
-    assert out.exists(), "results.json must be written in every case"
+    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem",
+                           "flops", *extra], cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
+    assert out.exists(), (f"results.json must be written in every case (exit {done.returncode}):\n"
+                          + done.stderr.decode(errors="replace")[-3000:])
     return json.loads(out.read_text())
 
 

@@ -28,7 +28,7 @@ from grader import kept, messages
 from grader.fingerprints import cache as answers_cache
 from grader.harness import sandbox, seccomp
 from grader.registry import BY_ID
-from grader.scoring import not_started
+from grader.sources import not_started
 from tests.meta import rewrites
 from tests.meta.suite import ROOT, grader_env
 

@@ -111,3 +111,92 @@ def test_released_modules_import_withheld_ones_only_inside_functions():
                 offenders += [f"{rel}:{node.lineno} imports {n} at its top" for n in names
                               if any(n == m or n.startswith(m + ".") for m in modules)]
     assert not offenders, offenders
+
+
+# -- the grader's floors (issue 43) ---------------------------------------------------------------------------
+
+# Lowest first: a module imports modules of its own floor or of floors below, never above. A path names a module
+# or a package (everything in it); the first that matches counts.
+FLOORS = [
+    ("ground: the rubric, messages, plain data, the seed", ["grader/__init__.py", "grader/registry.py",
+     "grader/grading_budget.py", "grader/messages.py", "grader/matches.py", "grader/seed.py", "grader/kept.py",
+     "grader/sources.py"]),
+    ("the trust boundary", ["grader/harness"]),
+    ("grading", ["grader/runner.py", "grader/cpushare.py", "grader/submission.py", "grader/scoring.py",
+                 "grader/copycheck.py", "grader/fingerprints", "grader/grading.py", "grader/classreport.py"]),
+    ("commands", ["grader/batch.py", "grader/cluster.py", "grader/cli.py", "grader/gradescope.py",
+                  "grader/__main__.py"]),
+    ("course staff's tools", ["grader/staff"]),
+]
+# The one place a grader module is imported by a computed name: the registry of staff commands, grading.KITS. The
+# other computed imports load the code under test, its scenarios, or torch's own modules, never the grader's.
+COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of grading.KITS",
+                    "grader/harness/worker.py": "the package under test and its scenarios",
+                    "grader/harness/local.py": "the package under test", "grader/harness/guard.py": "torch's modules",
+                    "grader/harness/front_end.py": "torch's compiler front end"}
+
+
+def floor_of(path: str) -> int:
+    for index, (_, members) in enumerate(FLOORS):
+        if any(path == m or path.startswith(m + "/") for m in members):
+            return index
+    raise AssertionError(f"{path} is on no floor: add it to FLOORS")
+
+
+def grader_modules() -> dict[str, str]:
+    """Module name -> its path, for every module of the grader (the staff's sample submissions are not code)."""
+    found = {}
+    for path in sorted((ROOT / "grader").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith("grader/staff/samples/"):
+            found[rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")] = rel
+    return found
+
+
+def grader_imports() -> dict[str, set[str]]:
+    """Path -> the grader modules it imports: `from package import module` imports the module (not the package)."""
+    modules = grader_modules()
+    found = {}
+    for rel in modules.values():
+        names = set()
+        for node in ast.walk(ast.parse((ROOT / rel).read_text(), rel)):
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                submodules = {f"{node.module}.{a.name}" for a in node.names} & modules.keys()
+                names |= submodules | ({node.module} if len(submodules) < len(node.names) else set())
+        found[rel] = {modules[n] for n in names if n in modules and modules[n] != rel}
+    return found
+
+
+def test_every_grader_module_imports_only_its_floor_and_below():
+    offenders = [f"{rel} ({FLOORS[floor_of(rel)][0]}) imports {target} ({FLOORS[floor_of(target)][0]})"
+                 for rel, targets in grader_imports().items() for target in sorted(targets)
+                 if floor_of(target) > floor_of(rel)]
+    assert not offenders, offenders
+
+
+def test_no_import_cycle_between_grader_modules():
+    """Imports anywhere in a module, at its top or in a function: a cycle is a cycle either way."""
+    graph, cycles = grader_imports(), []
+    for start in graph:
+        stack = [(start, [start])]
+        while stack:
+            node, path = stack.pop()
+            for target in graph[node]:
+                if target == start:
+                    cycles.append(" -> ".join(path + [start]))
+                elif target not in path and target > start:  # each cycle once, from its smallest module
+                    stack.append((target, path + [target]))
+    assert not cycles, cycles
+
+
+def test_modules_are_imported_by_computed_name_only_where_listed():
+    offenders = []
+    for rel in grader_modules().values():
+        tree = ast.parse((ROOT / rel).read_text(), rel)
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+                 getattr(n.func, "attr", getattr(n.func, "id", "")) in ("import_module", "__import__")]
+        if calls and rel not in COMPUTED_IMPORTS:
+            offenders.append(f"{rel}:{calls[0].lineno}")
+    assert not offenders, f"imports by a computed name outside COMPUTED_IMPORTS: {offenders}"

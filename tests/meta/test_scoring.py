@@ -13,7 +13,8 @@ from grader.matches import Matches
 from grader.messages import KNOWN_MISTAKES
 from grader.registry import BY_ID, PROBLEMS, awaited
 from grader.runner import RunResult
-from grader.scoring import UNWEIGHTED, behaviour_output, known_mistakes, not_started, results_json, score_run, table
+from grader.scoring import UNWEIGHTED, behaviour_output, known_mistakes, results_json, score_run, table
+from grader.sources import not_started
 from tests.meta.suite import ROOT
 
 pytestmark = pytest.mark.meta

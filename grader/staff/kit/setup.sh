@@ -100,7 +100,7 @@ chmod 0755 "$SOURCE/run_autograder"
 "$SOURCE/.venv/bin/resource-grader" doctor
 # compare's inputs and the catalogue's answers, computed once here for the fingerprints of every grading
 # (grader/fingerprints/cache.py: about 15 s per grading with a failed problem otherwise)
-"$PYTHON" -m grader.fingerprints.cache || say "compare's answers not kept: each grading's fingerprints compute them"
+"$PYTHON" -m grader.fingerprints || say "compare's answers not kept: each grading's fingerprints compute them"
 
 # -- 3. the proof: the packaged reference through run_autograder, as Gradescope will run it -----------------
 check="$(mktemp -d)"
