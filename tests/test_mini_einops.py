@@ -27,7 +27,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from grader.harness.plugin import graded_examples
+from grader.profiles import graded_examples
 from tests import audit
 from tests.checks import expect_int
 from tests.common.mini_einops import FLOAT_TOL, make_inputs

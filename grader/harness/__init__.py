@@ -4,7 +4,8 @@ threat to the file that stops it and the public hostile case that proves it). Re
     boundary.py   what of the official tree is secret, shipped, packaged, and visible to the worker
     sandbox.py    the operating system's layers around the worker, in the order they apply
     cgroups.py    where the grader may make cgroups: a grading's memory, its CPU share (cgroup v1 and v2)
-    plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated
+    plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated;
+                  feedback.py, its plugin for what a student reads
     client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it
     forkserver.py one interpreter with torch imported, forked for the workers of a group of problems
     cputime.py    what the worker spent, read from outside it

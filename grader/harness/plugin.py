@@ -7,42 +7,29 @@
     pytest --isolated               # the code under test runs in a worker process (the grader's mode)
     pytest --all-failures           # every failure, those of problems not started or not importing too
 
-A problem whose module is the untouched stub, or does not compile or import, is one line (or the error)
-after the run, its tests' failures counted there rather than printed; pytest's own `assert ...` explanation
-is cut after the course's message, and the profiler's lines (the audits' record of ops) are not shown.
+What a student reads (a problem not started is one line, and the like) is feedback.py's; the hypothesis
+profiles, and how a grading run applies its budgets and seed, are grader/profiles.py's.
 
 Tests never import `assignment` or `reference` by name: they take the `impl` fixture (the package under
 test) and, for expected values, the `ref` fixture (the reference, in this process; skipped where the
 reference is not installed, as in the student release).
 """
 
-import contextlib
-import functools
 import gc
-import hashlib
 import importlib
 import importlib.util
-import linecache
-import os
-import re
-import traceback
 from pathlib import Path
 
-import hypothesis
 import pytest
 import torch.testing._comparison
-from _pytest._code.code import TerminalRepr
-from _pytest.outcomes import Skipped
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 
-import tests
-from grader import grading_budget
-from grader.harness import front_end, time_limit
+from grader import grading_budget, profiles
+from grader.harness import feedback, front_end, time_limit
+from grader.harness.feedback import ROOT
 from grader.harness.typecheck import install_shape_checks
-from grader.registry import BY_ID, EXTRA_MARKERS, PROBLEMS
+from grader.registry import EXTRA_MARKERS, PROBLEMS
 from grader.seed import pin_hypothesis_constants
-
-ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
 front_end.install()  # torch's compiler front end only where something needs more of it than eager code does
 # torch.testing.assert_close imports torch.distributed.tensor at its first call (0.5 s of CPU), to unwrap DTensors:
@@ -52,32 +39,6 @@ pin_hypothesis_constants()  # a test's inputs, whatever this process imported be
 
 # Shape annotations are checked at run time, on both packages: installed before either is imported.
 install_shape_checks(["assignment", "reference"])
-
-# No "explain" phase anywhere: it reruns a failing example many times to annotate it, which turns a run on
-# the stubs from seconds into a minute; the shrunk example is what a student needs.
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow],
-               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
-settings.register_profile("dev", max_examples=20, **_COMMON)
-# ci and grade: reproducible (derandomized, no example database, and a failing test reports its first bug,
-# shrunk: the search for further bugs after it lasts up to 10 s of wall time, so that how much it ran, and what it
-# reported, depended on the machine's speed).
-_REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, report_multiple_bugs=False, **_COMMON)
-settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
-# grade: what the grader runs; a test's examples are its budget, or FLOOR (grader/grading_budget.py)
-settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODUCIBLE)
-# calibrate: grade's inputs and budgets, but a failing test is not shrunk (tests/meta/mutation.py --every-test
-# records where each test first failed, which is all a budget needs)
-settings.register_profile("calibrate", settings.get_profile("grade"),
-                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
-# floor: grade with no budget under FLOOR, as it graded before they were calibrated (what
-# tests/meta/test_automatic_mutants.py compares the budgets with)
-settings.register_profile("floor", settings.get_profile("grade"))
-GRADING_PROFILES = ("grade", "calibrate", "floor")
-# thorough: a student's most thorough local check before submitting, new random inputs every run
-settings.register_profile("thorough", max_examples=200, database=None, print_blob=True, **_COMMON)
-# mutation: each catalogued mistake must be caught within a few derandomized examples (tests/meta/mutation.py)
-settings.register_profile("mutation", max_examples=10, **_REPRODUCIBLE)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 pytest_plugins = ["grader.harness.report"]
 
@@ -116,6 +77,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.pluginmanager.register(time_limit, "resource-accounting-time-limit")
+    config.pluginmanager.register(feedback, "resource-accounting-feedback")
     if config.getoption("--test-memory-mb"):
         import resource
 
@@ -134,7 +96,6 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
-    config._ra_folded = {} if config.getoption("--all-failures") else folded_problems(config, items)
     seed = config.getoption("--grading-seed")
     profile = settings.get_current_profile_name()
     if config.getoption("--isolated"):
@@ -148,13 +109,9 @@ def pytest_collection_modifyitems(config, items):
         if "ref" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.differential)
         if seed is not None:
-            _seed_generated_test(item, seed)
-        if profile in GRADING_PROFILES:
-            _apply_grading_budget(item, at_least=grading_budget.FLOOR if profile == "floor" else 0)
-        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
-            _stop_at_not_implemented(item.obj.hypothesis)
-        if isinstance(item, pytest.Function):
-            item.repr_failure = _short_for_not_implemented(item, item.repr_failure)
+            profiles.seed_generated_test(item, seed)
+        if profile in profiles.GRADING_PROFILES:
+            profiles.apply_grading_budget(item, at_least=grading_budget.FLOOR if profile == "floor" else 0)
 
 
 def pytest_collection_finish(session):
@@ -164,232 +121,6 @@ def pytest_collection_finish(session):
     # (0.5 s); now six, at the same peak memory (393 against 395 MiB RSS).
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, 100)
-
-
-# -- what a student reads: one line per problem not started, one message for a module that does not import --
-
-NOT_STARTED, NOT_COMPILING, NOT_IMPORTING = "not started", "not compiling", "not importing"
-FOLDED = (NOT_STARTED, NOT_COMPILING, NOT_IMPORTING)
-
-
-def folded_problems(config, items) -> dict[str, tuple[str, str]]:
-    """The problems of `items` whose failures are reported as one line: {problem: (NOT_STARTED, NOT_COMPILING
-    or NOT_IMPORTING, the compiler's or the import's message)}. Read from `assignment/`'s source
-    (grader/sources.py's `not_started`); in-process, a module that compiles is also imported once to see that it
-    does."""
-    if config.getoption("--impl") != "assignment":
-        return {}
-    from grader.sources import not_started
-
-    folded = {}
-    for problem in sorted({problem_of(item) for item in items} - {None}):
-        path = ROOT / "assignment" / f"{problem}.py"
-        if not path.is_file():
-            continue
-        source = path.read_bytes()
-        try:
-            compile(source, str(path.relative_to(ROOT)), "exec")
-        except (SyntaxError, ValueError) as error:
-            folded[problem] = (NOT_COMPILING, _compile_error(error))
-            continue
-        if not config.getoption("--isolated") and (error := _import_error(path, problem)):
-            folded[problem] = (NOT_IMPORTING, error)  # first: a stub with a broken import is not "not started"
-        elif not_started(source):
-            folded[problem] = (NOT_STARTED, "")
-    return folded
-
-
-def _compile_error(error: Exception) -> str:
-    return "".join(traceback.format_exception_only(type(error), error)).rstrip()
-
-
-def _import_error(path: Path, problem: str) -> str | None:
-    """Why the module does not import (where in it, and the error), or None: run once, in this process (the
-    tests run it here too: in-process mode only), under a name of its own, left out of sys.modules."""
-    spec = importlib.util.spec_from_file_location(f"assignment._ra_import_check_{problem}", path)
-    try:
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - whatever the module raises is the message
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
-        where = "".join(traceback.format_list(frames[-1:])).replace(str(path), str(path.relative_to(ROOT)))
-        return (where + _compile_error(error)).rstrip()
-    return None
-
-
-def _report_problem(report) -> str | None:
-    return next((k for k in report.keywords if k in BY_ID), None)
-
-
-def pytest_report_teststatus(report, config):
-    """A failure of a folded problem is counted under its problem's line, not reported on its own."""
-    folded = getattr(config, "_ra_folded", {})
-    if report.failed and folded:
-        problem = _report_problem(report)
-        if problem in folded:
-            return folded[problem][0], "F", folded[problem][0].upper()
-    return None
-
-
-PROFILER_CHATTER = re.compile(r"^(USDT|STAGE):\S+ \S+ \d+:\d+ \S+\.cpp:\d+\] .*\n?", re.MULTILINE)
-DIFFERENTIAL_SKIP = "differential test"
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """The course's assertion message alone (pytest's rewritten `assert ...` explanation after it cut: the message
-    already says what was expected), and no lines of torch's profiler (the audits' record of every op) in what
-    the test printed."""
-    if call.excinfo is not None and call.excinfo.errisinstance(AssertionError):
-        _cut_assertion_explanation(call.excinfo.value)
-    outcome = yield
-    report = outcome.get_result()
-    report.sections = [(name, PROFILER_CHATTER.sub("", text)) for name, text in report.sections
-                       if PROFILER_CHATTER.sub("", text).strip() or not text.strip()]
-
-
-def _cut_assertion_explanation(error: AssertionError) -> None:
-    text = str(error)
-    cut = text.find("\nassert ")
-    if error.args and cut > 0 and not text.startswith("assert "):
-        error.args = (text[:cut],)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """One line per folded problem; the differential tests' skip, said once without -rs."""
-    folded = getattr(config, "_ra_folded", {})
-    counts: dict[str, int] = {}
-    for kind in FOLDED:
-        for report in terminalreporter.stats.get(kind, []):
-            problem = _report_problem(report)
-            counts[problem] = counts.get(problem, 0) + (report.when == "call" or report.when == "setup")
-    shown = {p: v for p, v in folded.items() if counts.get(p)}
-    if shown:
-        terminalreporter.section("problems not started, not compiling or not importing", sep="-")
-        for problem, (kind, message) in shown.items():
-            n = counts[problem]
-            tests = f"{n} test{'s' if n > 1 else ''}"
-            if kind == NOT_STARTED:
-                terminalreporter.line(f"{problem}: not started, every function raises NotImplementedError ({tests} "
-                                      f"fail; `pytest -m {problem} --all-failures` shows each)")
-            else:
-                does = "does not compile" if kind == NOT_COMPILING else "does not import"
-                terminalreporter.line(f"{problem}: assignment/{problem}.py {does}, so its {tests} fail:")
-                terminalreporter.line(message)
-    skipped = [r for r in terminalreporter.stats.get("skipped", [])
-               if isinstance(r.longrepr, tuple) and DIFFERENTIAL_SKIP in str(r.longrepr[-1])]
-    if skipped and "s" not in (config.option.reportchars or "").replace("a", "s").replace("A", "s"):
-        reason = str(skipped[0].longrepr[-1]).removeprefix("Skipped: ")
-        terminalreporter.line(f"SKIPPED {len(skipped)} test{'s' if len(skipped) > 1 else ''}: {reason}")
-
-
-class _NotImplementedStop(Skipped):
-    """Carries a NotImplementedError out of hypothesis at once: hypothesis re-raises a skip without shrinking
-    or replaying it (on a first run on the stubs, shrinking examples that all fail alike was half the time);
-    `pytest_pyfunc_call` below turns it back into the NotImplementedError, a failure."""
-
-    def __init__(self, error: NotImplementedError):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _stop_at_not_implemented(handle) -> None:
-    """Wrap a hypothesis test's inner function (once: parametrized items share it) so that the code under
-    test raising NotImplementedError ends the test with that error and the example that raised it. Only
-    that changes: any other exception, or a pass, goes to hypothesis as before."""
-    inner = handle.inner_test
-    if getattr(inner, "_stops_at_not_implemented", False):
-        return
-
-    @functools.wraps(inner)
-    def stopping(*args, **kwargs):
-        try:
-            return inner(*args, **kwargs)
-        except NotImplementedError as error:
-            shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-            error.add_note(f"Failing test case (the first example that raised it: a NotImplementedError is not "
-                           f"shrunk): {inner.__name__}({shown})")
-            raise _NotImplementedStop(error) from error
-
-    stopping._stops_at_not_implemented = True
-    handle.inner_test = stopping
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_pyfunc_call(pyfuncitem):
-    try:
-        return (yield)
-    except _NotImplementedStop as stop:
-        raise stop.error from None
-
-
-class _ShortRepr(TerminalRepr):
-    """A failure report of a few lines; `reprcrash` gives the short summary its "- NotImplementedError: ..."."""
-
-    def __init__(self, lines: list[str], errors: list[str], reprcrash):
-        self.lines, self.errors, self.reprcrash = lines, errors, reprcrash
-
-    def toterminal(self, tw) -> None:
-        for line in self.lines:
-            tw.line(line)
-        for line in self.errors:
-            tw.line(f"E   {line}", red=True, bold=True)
-
-
-def _short_for_not_implemented(item, repr_failure):
-    """An untouched stub's NotImplementedError, reported short: each frame's location and line, the error and
-    its notes (hypothesis' failing example). pytest's default (long) report parses each frame's whole source
-    file to show the statement, and hypothesis asks for it twice more per failing test: on the untouched
-    stubs that was a third of the run. Any other failure, or a traceback style chosen on the command line,
-    is reported as pytest would."""
-
-    def short_repr_failure(excinfo):
-        config = item.config
-        if (not excinfo.errisinstance(NotImplementedError) or config.getoption("tbstyle", "auto") != "auto"
-                or config.getoption("fulltrace", False)):
-            return repr_failure(excinfo)
-        root, lines = item.config.rootpath, []
-        for entry in item._traceback_filter(excinfo):
-            path = Path(entry.path)
-            where = path.relative_to(root) if path.is_absolute() and path.is_relative_to(root) else path
-            lines.append(f"{where}:{entry.lineno + 1}: in {entry.name}")
-            source = linecache.getline(str(path), entry.lineno + 1).strip()
-            if source:
-                lines.append(f"    {source}")
-        exc = excinfo.value
-        errors = [f"{type(exc).__name__}: {exc}", *(str(note) for note in getattr(exc, "__notes__", ()))]
-        return _ShortRepr(lines, [line for text in errors for line in text.splitlines()], excinfo._getreprcrash())
-
-    return short_repr_failure
-
-
-def _apply_grading_budget(item, at_least: int = 0) -> None:
-    """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades, where
-    that is at least `at_least` (set once per test function: the items of a parametrized test share it, and so
-    do the runs of one process). A test with settings of its own asks `graded_examples` for its budget."""
-    test = getattr(item, "obj", None)
-    examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
-    if examples and examples < at_least:
-        return
-    if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
-        test._grading_budget = examples
-        with contextlib.suppress(hypothesis.errors.InvalidArgument):  # settings of its own: already its budget
-            settings(settings.default, max_examples=examples)(test)
-
-
-def graded_examples(test_name: str, otherwise: int) -> int:
-    """The examples of a generated test with settings of its own: its budget (grader/grading_budget.py) where the
-    run grades (a grading profile), else `otherwise`."""
-    if settings.get_current_profile_name() in GRADING_PROFILES and test_name in grading_budget.BUDGET:
-        return grading_budget.BUDGET[test_name][0]
-    return otherwise
-
-
-def _seed_generated_test(item, seed: int) -> None:
-    """Seed a hypothesis test from the grading seed and its own name (a seed overrides derandomization)."""
-    test = getattr(item, "obj", None)
-    if getattr(test, "is_hypothesis_test", False):
-        name = f"{seed}:{item.module.__name__}:{test.__qualname__}".encode()
-        hypothesis.seed(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))(test)
 
 
 problem_of = time_limit.problem_of  # the problem id a test belongs to (its marker), or None

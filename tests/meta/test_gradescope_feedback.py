@@ -11,13 +11,13 @@ from grader.scoring import (
     WORKER_NOTE,
     behaviour_output,
     code_block,
-    compile_errors,
     grader_error,
     import_errors,
     results_json,
     score_run,
 )
 from grader.scoring import table as score_table
+from grader.sources import compile_errors
 from tests.meta.test_gradescope import SCHEMA
 from tests.meta.test_scoring import every_function, run_of
 
