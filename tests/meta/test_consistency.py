@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from grader.registry import BEHAVIOURS, BY_ID, PROBLEMS, WHOLE_DOMAIN_TESTED, weight_table
+from grader.staff import checklist
 from tests.meta.suite import ROOT, problems_with_tests
 
 pytestmark = pytest.mark.meta
@@ -102,80 +103,36 @@ def test_every_graded_test_function_has_exactly_one_behaviour(problem):
         f"have, or GPU tests (worth nothing): {unknown}")
 
 
-def _handout_weight_tables() -> dict[str, str]:
-    """problem id -> the table under its section's `### Points` heading."""
-    text = (ROOT / "handout.md").read_text()
-    sections = re.split(r"^## Problem \((\w+)\): .*$", text, flags=re.M)
-    tables = {}
-    for problem, body in zip(sections[1::2], sections[2::2], strict=True):
-        points = body.split("\n### Points\n", 1)
-        lines = points[1].splitlines() if len(points) == 2 else []
-        start = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
-        end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
-        tables[problem] = "\n".join(lines[start:end])
-    return tables
-
-
-def write_handout_weight_tables() -> None:
-    """Rewrite the table under each problem's `### Points` in handout.md from the registry:
-    `python -m tests.meta.test_consistency`."""
-    path = ROOT / "handout.md"
-    text = path.read_text()
-    for problem in PROBLEMS:
-        heading = text.index("\n### Points\n", text.index(f"## Problem ({problem.id}): "))
-        start = text.index("\n|", heading) + 1
-        end = text.find("\n", start)
-        while text.startswith("|", end + 1):
-            end = text.find("\n", end + 1)
-        text = text[:start] + weight_table(problem) + text[end:]
-    path.write_text(text)
-
-
 def test_the_handout_shows_each_problems_weight_table():
-    tables = _handout_weight_tables()
+    tables = checklist.handout_weight_tables()
     for problem in PROBLEMS:
         assert tables.get(problem.id) == weight_table(problem), (
             f"handout.md, problem {problem.id}: the table under '### Points' is not the registry's "
-            f"(`python -m tests.meta.test_consistency` rewrites the tables); it should be\n"
+            f"(`python -m grader.staff.checklist --write` rewrites the tables); it should be\n"
             f"{weight_table(problem)}")
 
-
-if __name__ == "__main__":
-    write_handout_weight_tables()
 
 
 # -- adding a problem: the README's checklist, each part by name ---------------------------------------------
 
-def missing_parts(problem: str) -> list[str]:
-    """The parts of the README's "Adding a problem" checklist that `problem` lacks, each as the step says it."""
-    from grader.fingerprints import inputs as compare_inputs
-    from tests.mistakes import catalog
-
-    handout = (ROOT / "handout.md").read_text()
-    missing = [f"{step}: {path}" for step, path in (
-        ("1. the stub", f"assignment/{problem}.py"), ("2. the reference", f"reference/{problem}.py"),
-        ("3. the tests", f"tests/test_{problem}.py"), ("5. the catalogue of mistakes", f"tests/mistakes/{problem}.py"),
-    ) if not (ROOT / path).exists()]
-    if problem not in BEHAVIOURS:
-        missing.append(f"4. the weights: grader/registry.py BEHAVIOURS[{problem!r}]")
-    if (ROOT / f"tests/mistakes/{problem}.py").exists() and not catalog(problem):
-        missing.append(f"5. the catalogue of mistakes: no entry in tests/mistakes/{problem}.py")
-    if f"## Problem ({problem}):" not in handout:
-        missing.append(f"6. the handout: a section '## Problem ({problem}): ...' in handout.md")
-    if problem not in compare_inputs.BUILDERS and problem not in compare_inputs.NOT_COMPARABLE:
-        missing.append(f"7. compare's inputs: grader/fingerprints/inputs.py BUILDERS[{problem!r}] (or NOT_COMPARABLE)")
-    return sorted(missing, key=lambda step: int(step.split(".")[0]))
-
-
 @pytest.mark.parametrize("problem", [p.id for p in PROBLEMS])
 def test_every_problem_has_every_part_of_the_checklist(problem):
-    assert not missing_parts(problem), f"{problem} lacks (README, Adding a problem): {missing_parts(problem)}"
+    lacks = checklist.missing(problem)
+    assert not lacks, f"{problem} lacks (grader/staff/checklist.py, the README's Adding a problem): {lacks}"
 
 
 def test_the_checklist_names_what_a_new_problem_lacks():
-    assert [line.split(":")[0] for line in missing_parts("ra_not_a_problem")] == [
-        "1. the stub", "2. the reference", "3. the tests", "4. the weights", "5. the catalogue of mistakes",
-        "6. the handout", "7. compare's inputs"]
+    """Every step but the points' sum (a property of all the problems, which a new one does not change until
+    it is in the registry) names a problem that does not exist."""
+    lacks = [int(line.split(".")[0]) for line in checklist.missing("ra_not_a_problem")]
+    assert lacks == [i for i, step in enumerate(checklist.STEPS, 1) if step.missing is not checklist._hundred]
+
+
+def test_the_readme_lists_the_checklist():
+    readme = (ROOT / "README.md").read_text()
+    assert checklist.with_readme_section(readme) == readme, (
+        "README.md's 'Adding a problem' is not grader/staff/checklist.py's STEPS: "
+        "`python -m grader.staff.checklist --write` rewrites it")
 
 
 # -- no slip costs much: the largest share of one test item ----------------------------------------------------
