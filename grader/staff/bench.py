@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
     parser.add_argument("--record", action="store_true",
-                        help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and the README's "
-                             "table of them")
+                        help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and their "
+                             "table in docs/graders.md")
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
     parser.add_argument("--make-test", action="store_true",
                         help="only the phases of `make test`, then `make slow` (about 17 minutes)")
@@ -179,8 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     if options.record:
         figures = {"measured": time.strftime("%Y-%m-%d"), "where": machine(bool(one_core)), "gradings": gradings}
         FIGURES.write_text(json.dumps(figures, indent=1) + "\n")
-        README.write_text(with_figures(README.read_text(), figures))
-        print(f"\nrecorded in {FIGURES.relative_to(OFFICIAL_ROOT)} and {README.relative_to(OFFICIAL_ROOT)}")
+        FIGURES_PAGE.write_text(with_figures(FIGURES_PAGE.read_text(), figures))
+        print(f"\nrecorded in {FIGURES.relative_to(OFFICIAL_ROOT)} and {FIGURES_PAGE.relative_to(OFFICIAL_ROOT)}")
 
 
 @contextlib.contextmanager
@@ -198,10 +198,10 @@ def kept_answers_in(folder: str):
             os.environ["RA_COMPARE_CACHE"] = before
 
 
-# -- the recorded figures, and the README's table of them ----------------------------------------------------
+# -- the recorded figures, and docs/graders.md's table -----------------------------------------------------
 
 FIGURES = Path(__file__).with_name("figures.json")
-README = OFFICIAL_ROOT / "README.md"
+FIGURES_PAGE = OFFICIAL_ROOT / "docs" / "graders.md"  # where the table of the figures is
 BEGIN = "<!-- figures: written by `python -m grader.staff.bench --grade-only --record`, not by hand -->"
 END = "<!-- end of figures -->"
 
@@ -223,7 +223,8 @@ def machine(one_core: bool) -> str:
 
 
 def figures_table(figures: dict) -> str:
-    """The README's block: the gradings, then each problem's share of the correct submission's grading."""
+    """The figures' block in docs/graders.md: the gradings, then each problem's share of the correct submission's
+    grading."""
     lines = [BEGIN, "", f"Measured {figures['measured']} on {figures['where']}; peak memory is the whole grading "
              "tree's, summed PSS (what a container's limit charges) and summed RSS.", "",
              "| grading | seconds | peak PSS | peak RSS | examples | score |",
@@ -243,7 +244,7 @@ def with_figures(readme: str, figures: dict) -> str:
     """`readme` with its figures block replaced by `figures_table(figures)`."""
     head, found, rest = readme.partition(BEGIN)
     if not found or END not in rest:
-        raise SystemExit(f"README.md has no figures block ({BEGIN} ... {END}) to write")
+        raise SystemExit(f"{FIGURES_PAGE.name} has no figures block ({BEGIN} ... {END}) to write")
     return head + figures_table(figures) + rest.split(END, 1)[1]
 
 

@@ -1,9 +1,10 @@
-"""Adding a problem, from code: every part a problem needs, each with the check that finds it missing. The README's
-"Adding a problem" is rendered from STEPS, and tests/meta/test_consistency.py names what each problem lacks.
+"""Adding a problem, from code: every part a problem needs, each with the check that finds it missing.
+docs/contributing.md's "Adding a problem" is rendered from STEPS, and tests/meta/test_consistency.py names what
+each problem lacks.
 
-    python -m grader.staff.checklist                   # the README's section, as Markdown
+    python -m grader.staff.checklist                   # docs/contributing.md's list, as Markdown
     python -m grader.staff.checklist --missing NAME    # what problem NAME lacks, step by step
-    python -m grader.staff.checklist --write           # the README's section and handout.md's weight tables,
+    python -m grader.staff.checklist --write           # that list and handout.md's weight tables,
                                                        # rewritten from this table and grader/registry.py
 """
 
@@ -22,7 +23,7 @@ from grader.registry import BEHAVIOURS, BY_ID, PROBLEMS, weight_table
 
 @dataclass(frozen=True)
 class Step:
-    text: str  # the README's item (Markdown; `<problem>` stands for the problem's id)
+    text: str  # the list's item (Markdown; `<problem>` stands for the problem's id)
     missing: Callable[[str], str | None]  # why the problem lacks it, or None
 
 
@@ -115,7 +116,7 @@ STEPS = [
     Step("Its generated tests' grading budgets in `grader/grading_budget.py`, from the mutation data "
          "(`python -m tests.meta.calibrate`, the commands in its docstring).", _budget),
     Step("The grader's figures measured again with it (`python -m grader.staff.bench --grade-only --record`: "
-         "`grader/staff/figures.json` and the README's table).", _figures),
+         "`grader/staff/figures.json` and the table in docs/graders.md).", _figures),
 ]
 
 
@@ -125,7 +126,7 @@ def missing(problem: str) -> list[str]:
 
 
 def readme_section() -> str:
-    """The README's "Adding a problem" list."""
+    """docs/contributing.md's "Adding a problem" list."""
     return "\n".join(textwrap.fill(f"{i}. {step.text}", width=115, subsequent_indent="   ", break_on_hyphens=False)
                      for i, step in enumerate(STEPS, 1))
 
@@ -158,7 +159,8 @@ def with_weight_tables(text: str) -> str:
     return text
 
 
-README_SECTION = re.compile(r"(### Adding a problem\n\n.*?\n\n)(1\. .*?)(\n\n###)", re.S)
+CONTRIBUTING = "docs/contributing.md"
+README_SECTION = re.compile(r"(## Adding a problem\n\n.*?\n\n)(1\. .*?)(\n\n|\n?$)", re.S)
 
 
 def with_readme_section(text: str) -> str:
@@ -168,16 +170,16 @@ def with_readme_section(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.checklist")
     parser.add_argument("--missing", metavar="PROBLEM", help="what PROBLEM lacks, step by step")
-    parser.add_argument("--write", action="store_true", help="rewrite the README's section and the handout's tables")
+    parser.add_argument("--write", action="store_true", help="rewrite the list and the handout's tables")
     options = parser.parse_args(argv)
     if options.missing:
         lacks = missing(options.missing)
         print("\n".join(lacks) if lacks else f"{options.missing}: every step is there")
         return 1 if lacks else 0
     if options.write:
-        for name, rewrite in (("README.md", with_readme_section), ("handout.md", with_weight_tables)):
+        for name, rewrite in ((CONTRIBUTING, with_readme_section), ("handout.md", with_weight_tables)):
             (ROOT / name).write_text(rewrite((ROOT / name).read_text()))
-        print("README.md's 'Adding a problem' and handout.md's weight tables rewritten")
+        print(f"{CONTRIBUTING}'s 'Adding a problem' and handout.md's weight tables rewritten")
         return 0
     print(readme_section())
     return 0

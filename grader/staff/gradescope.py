@@ -144,6 +144,6 @@ def run(options) -> int:
         print(f"resource-grader gradescope: {exc}", file=sys.stderr)
         return 2
     print(f"autograder written to {options.out} ({len(names)} files, the course secret among them: keep the zip "
-          "private). Upload it in the assignment's Configure Autograder page (README: Gradescope).")
+          "private). Upload it in the assignment's Configure Autograder page (docs/graders.md: Gradescope).")
     return 0
 

@@ -69,10 +69,10 @@ def test_the_report_says_what_its_rows_are(capsys):
 
 def test_the_readme_quotes_the_figures_bench_recorded():
     figures = json.loads(bench.FIGURES.read_text())
-    readme = bench.README.read_text()
+    readme = bench.FIGURES_PAGE.read_text()
     assert bench.with_figures(readme, figures) == readme, (
-        "README.md's figures differ from grader/staff/figures.json: run `python -m grader.staff.bench --grade-only "
-        "--record`, which writes both")
+        "docs/graders.md's figures differ from grader/staff/figures.json: run `python -m grader.staff.bench "
+        "--grade-only --record`, which writes both")
     assert [g["what"] for g in figures["gradings"]][0] == "a full correct submission"
     assert all(g["seconds"] > 0 and g["pss_mib"] > 0 and g["examples"] > 0 for g in figures["gradings"]), figures
 

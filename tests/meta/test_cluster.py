@@ -112,7 +112,7 @@ def test_a_cluster_grades_as_this_machine_does(submissions, local, cluster, tmp_
 
 
 def test_the_clusters_servers_listen_on_loopback_alone(cluster):
-    """Started as the README says (`--dashboard-address` on loopback), the scheduler, the nannies and the workers
+    """Started as docs/graders.md says (`--dashboard-address` on loopback), the scheduler, the nannies and the workers
     listen on 127.0.0.1 only: `--no-dashboard` left an HTTP server on 0.0.0.0."""
     pids = [p.pid for p in cluster.processes]
     pids += [child for pid in pids for child in children(pid)]

@@ -113,12 +113,12 @@ def test_the_handout_shows_each_problems_weight_table():
 
 
 
-# -- adding a problem: the README's checklist, each part by name ---------------------------------------------
+# -- adding a problem: docs/contributing.md's checklist, each part by name ---------------------------------------------
 
 @pytest.mark.parametrize("problem", [p.id for p in PROBLEMS])
 def test_every_problem_has_every_part_of_the_checklist(problem):
     lacks = checklist.missing(problem)
-    assert not lacks, f"{problem} lacks (grader/staff/checklist.py, the README's Adding a problem): {lacks}"
+    assert not lacks, f"{problem} lacks (grader/staff/checklist.py, docs/contributing.md): {lacks}"
 
 
 def test_the_checklist_names_what_a_new_problem_lacks():
@@ -129,9 +129,9 @@ def test_the_checklist_names_what_a_new_problem_lacks():
 
 
 def test_the_readme_lists_the_checklist():
-    readme = (ROOT / "README.md").read_text()
-    assert checklist.with_readme_section(readme) == readme, (
-        "README.md's 'Adding a problem' is not grader/staff/checklist.py's STEPS: "
+    readme = (ROOT / checklist.CONTRIBUTING).read_text()
+    assert "## Adding a problem" in readme and checklist.with_readme_section(readme) == readme, (
+        "docs/contributing.md's 'Adding a problem' is not grader/staff/checklist.py's STEPS: "
         "`python -m grader.staff.checklist --write` rewrites it")
 
 

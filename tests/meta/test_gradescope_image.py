@@ -12,7 +12,7 @@ the distribution's python3.11 is run, the PPA's is not; the interpreter check is
 (tests/meta/test_gradescope.py, against fake release candidates).
 
 Needs root (chroot, mount) and the network; skipped, with the reason, without them. About 10 minutes
-the first time on a machine (debootstrap), then the time setup.sh takes (the README has the figures).
+the first time on a machine (debootstrap), then the time setup.sh takes (docs/graders.md has the figures).
 """
 
 import json
