@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from grader import messages, registry
+from grader.harness.protocol import WORKER_NOTE
 from grader.matches import Matches
 from grader.runner import RunResult
 
@@ -204,7 +205,6 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
-WORKER_NOTE = "[raised in the grading worker"  # grader/harness/client.py: an exception of the code under test
 # What a test raises about the code under test: its checks, the worker's limits and replies (grader/harness),
 # pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
 # outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented

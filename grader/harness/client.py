@@ -31,7 +31,7 @@ from pathlib import Path
 from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
-from grader.harness.protocol import HEADER, MAX_MESSAGE, ProtocolError, parse
+from grader.harness.protocol import HEADER, MAX_MESSAGE, WORKER_NOTE, ProtocolError, parse
 from grader.registry import IMPORTED_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
 
 MAX_EVIDENCE = 100  # reports kept per test
@@ -131,7 +131,7 @@ def rebuild_exception(error: dict) -> Exception:
     except Exception:  # built-ins with other constructors (UnicodeError's subclasses)
         exc = RuntimeError(error["message"])
     exc.remote_type = error["type"]
-    exc.add_note(f"[raised in the grading worker as {error['type']}]\n{error['traceback']}")
+    exc.add_note(f"{WORKER_NOTE} as {error['type']}]\n{error['traceback']}")
     return exc
 
 

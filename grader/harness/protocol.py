@@ -14,6 +14,9 @@ HEADER = struct.Struct(">I")
 MAX_MESSAGE = 64 * 2**20  # the largest frame: a tensor of 32 MiB is about 43 MiB of base64
 MAX_CONTAINERS = 100_000  # lists and objects in one frame
 MAX_ITEMS = 1_000_000  # values in one frame, as counted by its commas
+# the note the test process adds to an exception the code under test raised in the worker (client.py), which the
+# report and the scoring read: the submission's failure, not the grading code's
+WORKER_NOTE = "[raised in the grading worker"
 
 
 class ProtocolError(ValueError):

@@ -14,11 +14,11 @@ import json
 import pytest
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 
+from grader.harness.protocol import WORKER_NOTE
 from grader.harness.typecheck import TYPE_CHECK_HINT, is_type_check_error
 from grader.registry import BY_ID
 
 MAX_MESSAGE = 4000
-WORKER_NOTE = "[raised in the grading worker"
 
 
 def _student_frames(note: str) -> str:
