@@ -6,18 +6,27 @@ A file is named by a digest of everything its contents depend on, so a stale one
 so it is read only where no one else could have written it: a file of this process's user in a folder of that
 user's, neither writable by anyone else. Where the folder cannot be written, nothing is kept and nothing fails.
 
-    $XDG_CACHE_HOME, else ~/.cache: the folder resource-accounting/ in it holds one folder per kind
+    $XDG_CACHE_HOME, else ~/.cache of the user the grader runs as: resource-accounting/ in it holds a folder per
+    kind, so that each user of a machine keeps their own
 """
 
+import contextlib
 import os
 import pickle
+import pwd
 import stat
 import tempfile
 from pathlib import Path
 
 
 def folder(kind: str) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    """Where `kind` is kept: under $XDG_CACHE_HOME, else ~/.cache, of the user this process runs as (a home that
+    is another user's, as $HOME stays under sudo, is not: what is kept there could not be read back as private)."""
+    home = Path.home()
+    with contextlib.suppress(OSError):
+        if home.stat().st_uid != os.geteuid():
+            home = Path(pwd.getpwuid(os.geteuid()).pw_dir)
+    base = os.environ.get("XDG_CACHE_HOME") or home / ".cache"
     return Path(base) / "resource-accounting" / kind
 
 

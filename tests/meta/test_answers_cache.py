@@ -72,3 +72,22 @@ def test_nothing_fails_where_nothing_can_be_kept(tmp_path, monkeypatch):
     monkeypatch.setenv(answers_cache.FOLDER_ENV, str(blocker / "cache"))  # a folder below a file: not creatable
     assert Comparer([PROBLEM]).inputs
     assert answers_cache.load(PROBLEM) is None
+
+
+def test_each_user_keeps_their_own_even_with_another_users_home(tmp_path, monkeypatch):
+    """$HOME that is another user's (sudo keeps it) is not where this user keeps answers: they would be read back as
+    not private to this user, and computed again at every run."""
+    from grader import kept
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to give the home to another user")
+    others = tmp_path / "someone-elses-home"
+    others.mkdir()
+    os.chown(others, 12345, 12345)
+    monkeypatch.setenv("HOME", str(others))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert not kept.folder("compare").is_relative_to(others)
+    mine = tmp_path / "my-home"
+    mine.mkdir()
+    monkeypatch.setenv("HOME", str(mine))
+    assert kept.folder("compare") == mine / ".cache" / "resource-accounting" / "compare"
