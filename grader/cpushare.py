@@ -54,7 +54,7 @@ class CpuShare:
 
     def _v2(self, group: Path) -> None:
         """cpu.max on the grading's group, its processes in a leaf below it (TESTS), beside the memory group of
-        its workers (sandbox.memory_group): a v2 group with children holds no process."""
+        its workers (cgroups.memory_group): a v2 group with children holds no process."""
         if "cpu" not in (group / "cgroup.controllers").read_text().split():
             raise OSError("no cpu controller")
         (group / "cpu.max").write_text(f"{round(self.cpus * PERIOD_US)} {PERIOD_US}")

@@ -3,6 +3,8 @@ threat to the file that stops it and the public hostile case that proves it). Re
 
     boundary.py   what of the official tree is secret, shipped, packaged, and visible to the worker
     sandbox.py    the operating system's layers around the worker, in the order they apply
+    uids.py       the user layer's uids: one per grading, and what a uid leaves cleared
+    hiding.py     the oracles' files: masked in the view, or denied to the grading's uid by ACL
     cgroups.py    where the grader may make cgroups: a grading's memory, its CPU share (cgroup v1 and v2)
     plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated;
                   feedback.py, its plugin for what a student reads

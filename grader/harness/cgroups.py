@@ -1,5 +1,5 @@
 """Where the grader may make cgroups of its own: for a grading's CPU share (grader/cpushare.py) and for the
-memory its workers hold (sandbox.memory_group).
+memory its workers hold (`memory_group`).
 
 cgroup v1 has a hierarchy per controller: the grader makes its groups below its own group of the `cpu`
 hierarchy and of the `memory` hierarchy. cgroup v2 has one hierarchy, a process is in one group for every
@@ -212,3 +212,33 @@ def remove(group: Path) -> list[str]:
     except OSError as exc:
         problems.append(f"could not remove the cgroup {group}: {exc.strerror}")
     return problems
+
+
+def memory_group(memory_mb: int, within: Path | None = None) -> Path | None:
+    """A new memory cgroup of `memory_mb` MiB (swap included where it is counted) for one grading's workers: in
+    `within` (a CPU share's group on cgroup v2, grader/cpushare.py: a process is in one group for every
+    controller there), or below the grader's own group (cgroup v1's memory hierarchy, or v2's:
+    grader/harness/cgroups.py); None where the grader may make none. The kernel charges it with what the
+    workers hold, files in tmpfs and /dev/shm included, and kills one of them past it."""
+    parent = within or own("memory") or v2_parent()
+    v1 = parent is not None and (parent / "memory.limit_in_bytes").exists()
+    if parent is None or not (v1 or "memory" in enabled_below(parent)):
+        return None
+    for stale in parent.glob("ra-sandbox-*-*"):  # of graders killed outright: their teardown never ran
+        if not Path("/proc", stale.name.split("-")[2]).exists():
+            with contextlib.suppress(OSError):
+                stale.rmdir()  # refused while a process is in it
+    group = parent / f"ra-sandbox-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        group.mkdir()
+        (group / ("memory.limit_in_bytes" if v1 else "memory.max")).write_text(str(memory_mb * 2**20))
+    except OSError:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+        return None
+    with contextlib.suppress(OSError):  # where swap is counted: none beyond the limit
+        if v1:
+            (group / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 2**20))
+        else:
+            (group / "memory.swap.max").write_text("0")
+    return group

@@ -311,7 +311,7 @@ WRAPPERS = ("bwrap", "setpriv", "prlimit")  # grader/harness/sandbox.py's, whose
 
 
 def _kind(pid: int) -> str | None:
-    """What a process of the grading is, from its command line (a fork, such as sandbox.kill_uid's child, has
+    """What a process of the grading is, from its command line (a fork, such as uids.kill_uid's child, has
     its parent's). None where it has none: gone, a zombie not yet reaped (it holds no memory), or in the
     instant of an exec, before the new command line is written (the next sample, 50 ms later, counts it)."""
     try:

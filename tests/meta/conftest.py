@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from grader.harness import sandbox
+from grader.harness import uids
 
 # The longest first, from `make meta`'s --durations (serial, 2 cores): the corpus about 300 s per mode, the
 # grader's own tests about 400 s, the catalogue of mistakes about 120 s (beside the corpus), the Gradescope image
@@ -24,8 +24,8 @@ COSTLIEST_FIRST = ("test_hostile.py::TestWithEveryLayer", "test_hostile.py::Test
 
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ...: set in each xdist worker
 if _WORKER:
-    sandbox.UID_BASE += 10_000 * (1 + int(_WORKER.removeprefix("gw")))
-    os.environ["RA_SANDBOX_UID_BASE"] = str(sandbox.UID_BASE)  # the gradings this worker starts
+    uids.UID_BASE += 10_000 * (1 + int(_WORKER.removeprefix("gw")))
+    os.environ["RA_SANDBOX_UID_BASE"] = str(uids.UID_BASE)  # the gradings this worker starts
 
 
 def scope_of(item) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.harness import sandbox
+from grader.harness import cgroups, sandbox, uids
 from grader.registry import BY_ID
 from grader.submission import in_sandbox, isolated_package
 from tests.meta.suite import ROOT, SAMPLE, grader_env
@@ -248,11 +248,11 @@ for _i in range(8):  # 256 MiB in files of 32 MiB, in the home's tmpfs: memory t
 
 
 def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
-    """A memory cgroup per grading (sandbox.memory_group) is charged with what the workers hold, files in tmpfs
+    """A memory cgroup per grading (cgroups.memory_group) is charged with what the workers hold, files in tmpfs
     included: a worker that fills its home beyond what the grading may hold is stopped, with the memory message."""
     from grader.harness.client import WorkerDied
 
-    probe = sandbox.memory_group(64)
+    probe = cgroups.memory_group(64)
     if probe is None:
         pytest.skip(f"no memory cgroup the grader may make here ({NO_MEMORY_GROUP})")
     probe.rmdir()
@@ -271,7 +271,7 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     # a grader killed outright leaves its group: the next one made removes it
     dead = box.memory_group.with_name(f"ra-sandbox-{2**22 + 1}-1")  # above pid_max: no process has it
     dead.mkdir()
-    sandbox.memory_group(64).rmdir()
+    cgroups.memory_group(64).rmdir()
     assert not dead.exists(), "the group of a grader gone was left"
 
 
@@ -475,10 +475,10 @@ def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):
 
 
 def test_two_graders_with_lock_folders_of_their_own_never_share_a_uid(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "UID_LOCKS", tmp_path / "first")
-    uid, token = sandbox.claim_uid()
-    other = (f"from pathlib import Path; from grader.harness import sandbox; "
-             f"sandbox.UID_LOCKS = Path({str(tmp_path)!r}) / 'second'; print(sandbox.claim_uid()[0])")
+    monkeypatch.setattr(uids, "UID_LOCKS", tmp_path / "first")
+    uid, token = uids.claim_uid()
+    other = (f"from pathlib import Path; from grader.harness import uids; "
+             f"uids.UID_LOCKS = Path({str(tmp_path)!r}) / 'second'; print(uids.claim_uid()[0])")
 
     def claimed_elsewhere() -> int:
         done = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -488,7 +488,7 @@ def test_two_graders_with_lock_folders_of_their_own_never_share_a_uid(tmp_path, 
         assert claimed_elsewhere() != uid, "a grader with another lock folder (a chroot's) took the same uid"
     finally:
         os.close(token)
-    again = sandbox.uid_token(uid)  # not claim_uid: other graders of this machine may hold lower uids by now
+    again = uids.uid_token(uid)  # not claim_uid: other graders of this machine may hold lower uids by now
     assert again is not None, "released, the uid is free again"
     os.close(again)
 
@@ -540,7 +540,7 @@ def test_a_memory_bomb_is_told_it_used_too_much_memory(tmp_path):
     # worker's address-space limit is raised to the test process's (torch alone maps most of the default), so
     # that the container's limit is reached first, as on Gradescope
     limit_mib = 768
-    group = sandbox.memory_group(limit_mib)  # the container's limit, swap included
+    group = cgroups.memory_group(limit_mib)  # the container's limit, swap included
     if group is None:
         pytest.skip("needs a memory cgroup (root, cgroup v1 or v2 with the memory controller)")
     # the hoarding is in a call, so the kernel stops it while a test waits on it (a thread hoarding beside the
@@ -701,7 +701,7 @@ def test_only_the_folders_of_graders_gone_are_swept(tmp_path, monkeypatch):
     (tmp_path / f"{sandbox.PREFIX}left" / "home").mkdir(parents=True)
     if os.geteuid() == 0:
         (tmp_path / f"{sandbox.PREFIX}not-ours").mkdir()
-        os.chown(tmp_path / f"{sandbox.PREFIX}not-ours", sandbox.UID_BASE + 200, sandbox.UID_BASE + 200)
+        os.chown(tmp_path / f"{sandbox.PREFIX}not-ours", uids.UID_BASE + 200, uids.UID_BASE + 200)
     with sandbox.Sandbox(sandbox.detect("none")) as box:
         assert sandbox.sweep_stale(tmp_path, older_than=0) == []
         assert box.top.is_dir(), "a live grading's folder was swept"

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from grader.cpushare import CpuShare
-from grader.harness import sandbox
+from grader.harness import uids
 from grader.registry import BY_ID, PROBLEMS
 from grader.runner import Limits
 from tests.meta.slips import LOOP, UNFINISHED, planted
@@ -87,7 +87,7 @@ def mounted(fs: Path):
     """What a chroot needs of the host (/proc, /dev, /sys), a private /dev/shm, the torch wheel read-only and
     the sandbox's uid locks (so that this grader and any other on the machine never take the same uid);
     everything unmounted on the way out."""
-    uid_locks = sandbox.UID_LOCKS
+    uid_locks = uids.UID_LOCKS
     uid_locks.mkdir(parents=True, exist_ok=True)
     plan = [(["-t", "proc", "proc"], "proc"), (["--bind", "/dev"], "dev"), (["--bind", "/dev/pts"], "dev/pts"),
             (["-t", "tmpfs", "tmpfs"], "dev/shm"),

@@ -26,7 +26,7 @@ import pytest
 
 from grader import kept, messages
 from grader.fingerprints import cache as answers_cache
-from grader.harness import sandbox, seccomp
+from grader.harness import sandbox, seccomp, uids
 from grader.registry import BY_ID
 from grader.sources import not_started
 from tests.meta import rewrites
@@ -101,7 +101,7 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
     (`scratch`, its TMPDIR: a sandbox's folder, or a file of the submissions' uids or an attack's), and the
     shared temporary folders (`tmp` for /tmp: a file of the submissions' uids or an attack's). Other gradings
     may run beside this one (the meta-tests run in parallel): their folders and uids are not this run's."""
-    uids = set(sandbox.sandbox_uids())  # every uid a grading of this run may have taken
+    ours = set(uids.sandbox_uids())  # every uid a grading of this run may have taken
     found = []
     for folder in [str(scratch), str(tmp), *sandbox.SHARED_TMP[1:]]:
         try:
@@ -109,10 +109,10 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
         except OSError:
             continue
         for entry in entries:
-            if MARK in entry.name or entry.stat(follow_symlinks=False).st_uid in uids or \
+            if MARK in entry.name or entry.stat(follow_symlinks=False).st_uid in ours or \
                     (folder == str(scratch) and entry.name.startswith(sandbox.PREFIX)):
                 found.append(entry.path)
-    found += [f"System V {kind} {ipc_id}" for kind, ipc_id in sandbox.ipc_objects(uids)]
+    found += [f"System V {kind} {ipc_id}" for kind, ipc_id in uids.ipc_objects(ours)]
     found += kernel_leftovers()
     # what the grader keeps (pickles it loads: grader/kept.py), as this machine's root has them
     for folder in (answers_cache.folder(), kept.folder("copycheck")):
@@ -236,7 +236,7 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "rows": {r["submission"]: r for r in csv.DictReader(open(out / "grades.csv"))} if done.returncode == 0 else {},
         "results": results, "results_later": {p.parent.name: p.read_text() for p in out.glob("*/results.json")},
         "report": (out / "report.md").read_text() if (out / "report.md").exists() else "",
-        "alive": [described(pid) for pid in sandbox.processes_of(sandbox.sandbox_uids())],
+        "alive": [described(pid) for pid in uids.processes_of(uids.sandbox_uids())],
         "leftovers": leftovers(scratch, view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
         "connections": listener.connections,
     }
@@ -255,7 +255,7 @@ def kernel_leftovers() -> list[str]:
 
     found = ["a key in the grader's session keyring"] if search(-3) else []
     with_keys = [int(line.split(":")[0]) for line in Path("/proc/key-users").read_text().splitlines()]
-    for uid in set(with_keys) & set(sandbox.sandbox_uids()):
+    for uid in set(with_keys) & set(uids.sandbox_uids()):
         child = os.fork()
         if child == 0:
             os.setgroups([])
@@ -582,7 +582,7 @@ def test_the_shared_world_keeps_every_oracle_of_its_problems_out(view, mode):
 
 # -- an ordinary user grading their own work ------------------------------------------------------------
 
-ORDINARY_UID = sandbox.UID_BASE + sandbox.UID_RANGE + 100  # no grading's uid
+ORDINARY_UID = uids.UID_BASE + uids.UID_RANGE + 100  # no grading's uid
 
 
 @pytest.fixture(scope="module")
