@@ -118,6 +118,8 @@ def test_the_cpu_of_a_whole_tree_counts_what_no_one_waited_for():
             pytest.skip("no cgroup to count CPU in here (cgroup v1's cpuacct, or v2, as root)")
         process = subprocess.Popen([sys.executable, "-c", ORPHAN_BURNS], preexec_fn=account.join)
         process.wait()
-        time.sleep(1.5)  # the grandchild spends its second of CPU meanwhile, and ends
+        deadline = time.monotonic() + 60  # the grandchild spends its second of CPU meanwhile, and ends
+        while (account.group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.1)
         counted = account.seconds()
     assert counted >= 0.9, f"counted {counted:.2f} CPU-s of the orphan's 1.0"
