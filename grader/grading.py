@@ -102,11 +102,11 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                             - (time.monotonic() - start),
                             cpu_share=cpu_share,
                             on_problem=on_problem and (lambda *finished: on_problem(progress_line(*finished))))
-        operator += box.problems
-        if run.problems:
+        operator += box.teardown_failures
+        if run.report_faults:
             status = "error"
             notes.append(messages.SET_ASIDE)
-            operator += run.problems + ["pytest's output:\n" + run.log[-3000:]]
+            operator += run.report_faults + ["pytest's output:\n" + run.log[-3000:]]
         else:
             scores = score_run(run)
             graded = {p.id for p in scores}

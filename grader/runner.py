@@ -52,7 +52,7 @@ class RunResult:
     timed_out: bool = False
     exit_code: int | None = None
     log: str = ""
-    problems: list[str] = field(default_factory=list)  # why the report cannot be trusted; empty when it can
+    report_faults: list[str] = field(default_factory=list)  # why the report cannot be trusted; empty when it can
     evidence: list[str] = field(default_factory=list)  # what the worker's guard reported, "[test] what"
 
 
@@ -232,53 +232,53 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def read_report(report: Path, result: RunResult) -> None:
-    """Fill `result` from the report, and list in `result.problems` everything that makes it inconsistent:
+    """Fill `result` from the report, and list in `result.report_faults` everything that makes it inconsistent:
     a report that is not exactly one `collected` line, then at most one record per collected test, then
     (unless the run was cut at the time limit) the `finished` line of a normal pytest exit."""
-    problems = result.problems
+    faults = result.report_faults
     if not result.timed_out and result.exit_code not in NORMAL_EXITS:
-        problems.append(f"pytest exited with code {result.exit_code}")
+        faults.append(f"pytest exited with code {result.exit_code}")
     lines = report.read_text(encoding="utf-8", errors="replace").splitlines() if report.exists() else []
     finished, collected_ids = None, set()
     for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
         except ValueError:
-            problems.append(f"report line {number} is not JSON")
+            faults.append(f"report line {number} is not JSON")
             continue
         if not isinstance(record, dict):
-            problems.append(f"report line {number} is not a record")
+            faults.append(f"report line {number} is not a record")
         elif finished is not None:
-            problems.append(f"report line {number} comes after the run finished")
+            faults.append(f"report line {number} comes after the run finished")
         elif "collected" in record:
             if number != 1 or not isinstance(record["collected"], list):
-                problems.append(f"report line {number}: a second or misplaced list of collected tests")
+                faults.append(f"report line {number}: a second or misplaced list of collected tests")
             else:
                 result.collected = record["collected"]
                 collected_ids = {c.get("nodeid") for c in result.collected if isinstance(c, dict)}
         elif "finished" in record:
             finished = record["finished"]
         elif record.get("outcome") == "error":
-            problems.append(f"the official tests did not load: {record.get('nodeid')}: {record.get('message')}")
+            faults.append(f"the official tests did not load: {record.get('nodeid')}: {record.get('message')}")
         else:
             _check_record(record, number, result, collected_ids)
     if not lines:
-        problems.append("the run left no report")
+        faults.append("the run left no report")
     elif finished is None and not result.timed_out:
-        problems.append("the report ends before the run finished")
+        faults.append("the report ends before the run finished")
     elif finished is not None and finished not in NORMAL_EXITS:
-        problems.append(f"pytest finished with status {finished}")
+        faults.append(f"pytest finished with status {finished}")
 
 
 def _check_record(record: dict, number: int, result: RunResult, collected_ids: set) -> None:
     nodeid = record.get("nodeid")
     if nodeid not in collected_ids:
-        result.problems.append(f"report line {number}: a record for {nodeid!r}, which was not collected")
+        result.report_faults.append(f"report line {number}: a record for {nodeid!r}, which was not collected")
     elif nodeid in result.records:
-        result.problems.append(f"report line {number}: a second record for {nodeid!r}")
+        result.report_faults.append(f"report line {number}: a second record for {nodeid!r}")
     elif record.get("outcome") not in OUTCOMES or not isinstance(record.get("message"), str) or \
             not isinstance(record.get("evidence", []), list):
-        result.problems.append(f"report line {number}: a malformed record for {nodeid!r}")
+        result.report_faults.append(f"report line {number}: a malformed record for {nodeid!r}")
     else:
         result.records[nodeid] = record
         name = nodeid.split("::", 1)[-1]

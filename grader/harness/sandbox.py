@@ -396,10 +396,10 @@ class Sandbox:
         self.uid, self.lock = None, -1
         self.memory_group: Path | None = None
         self.mounted = False
-        self.problems: list[str] = []  # teardown failures, for the operator's log
+        self.teardown_failures: list[str] = []  # for the operator's log
 
     def __enter__(self) -> "Sandbox":
-        self.problems += sweep_stale()
+        self.teardown_failures += sweep_stale()
         self.top = Path(tempfile.mkdtemp(prefix=PREFIX))
         self.in_use = _lock(self.top)
         OPEN.add(self)
@@ -462,26 +462,27 @@ class Sandbox:
                     uids.kill_uid(self.uid)
                 time.sleep(0.05)
             if alive:
-                self.problems.append(f"processes of uid {self.uid} survived the teardown: {alive}")
+                self.teardown_failures.append(f"processes of uid {self.uid} survived the teardown: {alive}")
         if self.uid is not None and "namespaces" not in self.layers.active:
             try:
                 # the uid's entries removed: it may be another grading's next
                 hiding.hide_oracles(self.uid, [], hiding.oracle_files())
             except OSError as exc:
-                self.problems.append(f"could not lift the oracles' ACL entries of uid {self.uid}: {exc}")
+                self.teardown_failures.append(f"could not lift the oracles' ACL entries of uid {self.uid}: {exc}")
         if self.mounted and subprocess.run(["umount", "--lazy", str(self.home)], capture_output=True).returncode:
-            self.problems.append(f"could not unmount {self.home}")
-        shutil.rmtree(self.top, onerror=lambda _f, path, e: self.problems.append(f"could not remove {path}: {e[1]}"))
+            self.teardown_failures.append(f"could not unmount {self.home}")
+        failures = self.teardown_failures
+        shutil.rmtree(self.top, onerror=lambda _f, path, e: failures.append(f"could not remove {path}: {e[1]}"))
         if self.uid is not None:
             for folder in SHARED_TMP:
-                self.problems += uids.remove_owned(Path(folder), self.uid)
+                self.teardown_failures += uids.remove_owned(Path(folder), self.uid)
             self._remove_ipc()
-            self.problems += filter(None, [uids.clear_keyrings(self.uid)])
+            self.teardown_failures += filter(None, [uids.clear_keyrings(self.uid)])
         if self.memory_group is not None:
             try:
                 self.memory_group.rmdir()  # its processes are gone; what its files held is its parent's now
             except OSError as exc:
-                self.problems.append(f"could not remove the memory cgroup {self.memory_group}: {exc}")
+                self.teardown_failures.append(f"could not remove the memory cgroup {self.memory_group}: {exc}")
         if self.lock >= 0:
             os.close(self.lock)  # the uid is free for another grading
         os.close(self.in_use)
@@ -491,7 +492,7 @@ class Sandbox:
         layer, they die with the ipc namespace)."""
         for kind, ipc_id in uids.ipc_objects({self.uid}):
             if subprocess.run(["ipcrm", uids.IPC_KINDS[kind], ipc_id], capture_output=True).returncode:
-                self.problems.append(f"could not remove System V {kind} {ipc_id}")
+                self.teardown_failures.append(f"could not remove System V {kind} {ipc_id}")
 
 
 def doctor(mode: str = "auto") -> str:

@@ -43,7 +43,7 @@ def score(mistake) -> tuple[float, list[str]]:
             code = pytest.main(args)
         run = RunResult(exit_code=int(code))
         read_report(Path(report.name), run)
-    assert not run.problems, run.problems
+    assert not run.report_faults, run.report_faults
     [problem] = scoring.score_run(run, [BY_ID[mistake.problem]])
     earned = [f"{b.name}: {b.score:.2f} of {b.points:.2f}" for b in problem.behaviours if b.score > 0]
     return problem.score, earned
