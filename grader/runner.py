@@ -12,9 +12,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import UnionType
+from typing import get_args, get_origin, get_type_hints
 
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
+from grader.harness.record import ReportRecord
 
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
@@ -47,7 +50,7 @@ class Limits:
 @dataclass
 class RunResult:
     collected: list[dict] = field(default_factory=list)
-    records: dict[str, dict] = field(default_factory=dict)
+    records: dict[str, ReportRecord] = field(default_factory=dict)
     seconds: float = 0.0
     timed_out: bool = False
     exit_code: int | None = None
@@ -270,15 +273,36 @@ def read_report(report: Path, result: RunResult) -> None:
         faults.append(f"pytest finished with status {finished}")
 
 
+def malformed(record: dict) -> str | None:
+    """What in a report's record does not fit ReportRecord (a field missing, unknown, or of another type), or None."""
+    hints = get_type_hints(ReportRecord)
+    missing = [name for name in ("nodeid", "outcome", "message") if name not in record]
+    if missing:
+        return f"no {missing[0]}"
+    for name, value in record.items():
+        if name not in hints:
+            return f"an unknown field {name!r}"
+        if not isinstance(value, _kinds(hints[name])):
+            return f"{name} is a {type(value).__name__}"
+    return None
+
+
+def _kinds(hint) -> tuple[type, ...]:
+    """The classes a JSON value of a field typed `hint` may have."""
+    if isinstance(hint, UnionType):
+        return tuple(kind for arg in get_args(hint) for kind in _kinds(arg))
+    return (int, float) if hint is float else (get_origin(hint) or hint,)
+
+
 def _check_record(record: dict, number: int, result: RunResult, collected_ids: set) -> None:
     nodeid = record.get("nodeid")
     if nodeid not in collected_ids:
         result.report_faults.append(f"report line {number}: a record for {nodeid!r}, which was not collected")
     elif nodeid in result.records:
         result.report_faults.append(f"report line {number}: a second record for {nodeid!r}")
-    elif record.get("outcome") not in OUTCOMES or not isinstance(record.get("message"), str) or \
-            not isinstance(record.get("evidence", []), list):
-        result.report_faults.append(f"report line {number}: a malformed record for {nodeid!r}")
+    elif record.get("outcome") not in OUTCOMES or (why := malformed(record)):
+        result.report_faults.append(f"report line {number}: a malformed record for {nodeid!r}"
+                                    + (f" ({why})" if record.get("outcome") in OUTCOMES else ""))
     else:
         result.records[nodeid] = record
         name = nodeid.split("::", 1)[-1]

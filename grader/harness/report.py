@@ -15,10 +15,12 @@ import pytest
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 
 from grader.harness.protocol import WORKER_NOTE
+from grader.harness.record import ReportRecord
 from grader.harness.typecheck import TYPE_CHECK_HINT, is_type_check_error
 from grader.registry import BY_ID
 
 MAX_MESSAGE = 4000
+
 
 
 def _student_frames(note: str) -> str:
@@ -32,7 +34,7 @@ def _student_frames(note: str) -> str:
     return "\n".join(kept)
 
 
-def read_test_records(path) -> list[dict]:
+def read_test_records(path) -> list[ReportRecord]:
     """The per-test records of a report (neither the `collected` line nor the `finished` one)."""
     with open(path, encoding="utf-8") as f:
         records = [json.loads(line) for line in f if line.strip()]
@@ -84,7 +86,7 @@ def pytest_runtest_makereport(item, call):
 class _Recorder:
     def __init__(self, path: str):
         self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the session
-        self.current: dict[str, dict] = {}
+        self.current: dict[str, ReportRecord] = {}
         self.examples: dict[str, list[int]] = {}  # nodeid -> [examples run, the first that failed (0: none)]
         self.running = ""  # the nodeid of the test that runs
 

@@ -231,3 +231,27 @@ def test_a_function_with_several_kinds_of_input_is_one_known_mistake():
                     "descriptions": {f"tensors.view_result ({k})": {"M": "wrong"} for k in ("slice", "chains")}}
     (known,) = known_mistakes(Matches.from_data(fingerprints))
     assert known.line() == "tensors.view_result: on all 40 inputs tried, your answers are those of `M`: wrong"
+
+
+def test_a_report_record_that_does_not_fit_its_type_is_a_fault_of_the_report(tmp_path):
+    """grader/harness/record.py ReportRecord is the report's contract: the grader reads each record as hostile,
+    and a field missing, unknown or of another type makes the run's report untrusted, never a score."""
+    import json
+
+    from grader.runner import RunResult, malformed, read_report
+
+    good = {"nodeid": "t::a", "problem": "flops", "outcome": "passed", "gpu": False, "differential": False,
+            "duration": 0.5, "message": "", "evidence": [], "examples": 3, "first_failing_example": 0}
+    assert malformed(good) is None and malformed({**good, "duration": 1, "problem": None}) is None
+    for bad, why in [({**good, "duration": "0.5"}, "duration is a str"), ({**good, "score": 1}, "unknown field"),
+                     ({k: v for k, v in good.items() if k != "message"}, "no message"),
+                     ({**good, "evidence": "x"}, "evidence is a str")]:
+        assert why in malformed(bad)
+    report = tmp_path / "report.jsonl"
+    lines = [{"collected": [{"nodeid": "t::a"}, {"nodeid": "t::b"}]}, good,
+             {**good, "nodeid": "t::b", "duration": "long"}, {"finished": 0}]
+    report.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = RunResult(exit_code=0)
+    read_report(report, run)
+    assert list(run.records) == ["t::a"] and run.report_faults == [
+        "report line 3: a malformed record for 't::b' (duration is a str)"]
