@@ -19,5 +19,5 @@ threat to the file that stops it and the public hostile case that proves it). Re
       guard.py      Python-level evidence for a person (never a grade on its own)
       local.py      the package imported; heap.py: freed memory given back
     typecheck.py  which failures are run-time type checks (the caller's mistake)
-    report.py     one line per test, written where the worker cannot reach: what the grader scores
+    report.py     one line per test, written where the worker cannot reach: what the grader scores (record.py)
 """
