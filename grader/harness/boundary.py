@@ -31,9 +31,8 @@ WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__
 RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
 WITHHELD = (*SOLUTIONS, *STAFF)
 # Released modules that run what WITHHELD holds where it is there, and are not called where it is not: path ->
-# the withheld packages it imports (the fingerprints, grader/grading.py `fingerprinter_available`; a TA's --mutant)
-RUN_WHERE_PRESENT = {"grader/fingerprints/comparer.py": ("tests.mistakes",),
-                     "grader/harness/plugin.py": ("tests.mistakes",)}
+# the withheld packages it imports (the fingerprints: grader/grading.py `fingerprinter_available`)
+RUN_WHERE_PRESENT = {"grader/fingerprints/comparer.py": ("tests.mistakes",)}
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
 UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/staff")
 

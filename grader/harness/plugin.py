@@ -67,8 +67,6 @@ def pytest_addoption(parser):
                          "instead of the profile's fixed ones")
     group.addoption("--sandbox", default=None, metavar="SPEC",
                     help="isolated mode: start the worker in the sandbox that SPEC describes (set by the grader)")
-    group.addoption("--mutant", default=None, metavar="PROBLEM:MISTAKE",
-                    help="TAs: the reference with one catalogued mistake swapped in (see tests/mistakes/)")
     group.addoption("--meta", action="store_true", help="also collect tests/meta (the suite's own tests)")
     group.addoption("--all-failures", action="store_true",
                     help="report every failure, those of problems not started (only stubs) or whose module does "
@@ -130,18 +128,6 @@ def reference_available() -> bool:
     return importlib.util.find_spec("reference") is not None and (ROOT / "reference").is_dir()
 
 
-def _mutant_overrides(spec: str) -> dict:
-    if not (ROOT / "tests" / "mistakes").is_dir():
-        raise pytest.UsageError("--mutant: the catalogue of mistakes (tests/mistakes/) is course staff's; it is not "
-                                "in the student release")
-    # imported by name, not by an import statement: the release's check refuses any import of the catalogue,
-    # and this one only runs where the catalogue is (guarded above)
-    from tests.mistakes import find_mistake  # course staff's: boundary.RUN_WHERE_PRESENT
-
-    mistake = find_mistake(spec)
-    return {f"{mistake.problem}.{name}": value for name, value in mistake.replaces.items()}
-
-
 @pytest.fixture(scope="session")
 def impl(request):
     """The package under test: `impl.flops.matmul_flops(...)`, `impl.run(scenario, ...)`."""
@@ -149,8 +135,6 @@ def impl(request):
     from grader.harness.local import LocalPackage
 
     options = request.config.option
-    if options.mutant and (options.impl != "reference" or options.isolated):
-        raise pytest.UsageError("--mutant applies to the reference, in-process: use --impl reference")
     if options.impl == "reference" and not reference_available():
         pytest.skip("the reference solution is not installed here")
     if options.sandbox and not options.isolated:
@@ -165,8 +149,8 @@ def impl(request):
                                   memory_limit_mb=options.worker_memory_mb, sandbox=sandbox,
                                   test_cpu_seconds=options.test_cpu_timeout)
     else:
-        overrides = _mutant_overrides(options.mutant) if options.mutant else None
-        package = LocalPackage(options.impl, overrides)
+        # a catalogued mistake swapped into the reference: grader/staff/mutant.py (`--mutant`), where it is
+        package = LocalPackage(options.impl, getattr(request.config, "_ra_overrides", None))
     request.config._impl_package = package
     # created in the setup of the first test that needs it, after pytest_runtest_setup: told of that test here
     _begin_test(package, request.config._impl_item)

@@ -49,12 +49,12 @@ def test_nothing_outside_the_meta_tests_imports_a_test_module():
 
 
 # The grader imports the suite only where it runs it: the worker runs the scenarios; pytest's plugin finds the
-# suite it serves and, for a TA's --mutant, the catalogue; the fingerprints and the staff tools read the catalogue,
+# suite it serves; the fingerprints and the staff tools (a TA's --mutant among them) read the catalogue,
 # the strategies, what the tests share (tests/common) and the scenarios. Everything else of the grader stands
 # without tests/.
 GRADER_READS_OF_THE_SUITE = {
     "grader/harness/worker.py": ("tests", "tests.scenarios"),
-    "grader/harness/plugin.py": ("tests", "tests.mistakes"),
+    "grader/harness/plugin.py": ("tests",),
     "grader/harness/feedback.py": ("tests",),  # where the tree under test is
 }
 STAFF_READS_OF_THE_SUITE = ("tests", "tests.mistakes", "tests.strategies", "tests.common", "tests.scenarios")
@@ -96,9 +96,9 @@ def test_the_grader_imports_from_tests_only_what_it_runs():
 
 
 def test_released_modules_import_withheld_ones_only_inside_functions():
-    """boundary.RUN_WHERE_PRESENT: a released module that runs a withheld one (the catalogue, for the fingerprints
-    and a TA's --mutant) imports it where it is called, never at its top: the student release, which lacks it,
-    imports the module all the same."""
+    """boundary.RUN_WHERE_PRESENT: a released module that runs a withheld one (the catalogue, for the fingerprints)
+    imports it where it is called, never at its top: the student release, which lacks it, imports the module all
+    the same."""
     from grader.harness import boundary
 
     offenders = []
