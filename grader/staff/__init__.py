@@ -5,5 +5,7 @@
     release.py, kit/                the student repository (`resource-grader release`)
     gradescope.py, kit/             Gradescope's autograder zip (`resource-grader gradescope`)
     bench.py                        the grader's figures: time, memory, examples (`make bench`)
+    checklist.py                    adding a problem: its steps, each checked (`python -m grader.staff.checklist`)
+    mutant.py                       `pytest --mutant`: a catalogued mistake swapped into the reference
     samples/                        a partial submission for `make grade` and the TA tools' tests
 """
