@@ -201,3 +201,14 @@ def test_modules_are_imported_by_computed_name_only_where_listed():
         if calls and rel not in COMPUTED_IMPORTS:
             offenders.append(f"{rel}:{calls[0].lineno}")
     assert not offenders, f"imports by a computed name outside COMPUTED_IMPORTS: {offenders}"
+
+
+def test_every_grader_package_is_installed():
+    """A package of the grader missing from pyproject.toml's list is missing from a wheel: `pip install .` would
+    install a grader that cannot import itself (tests/meta/test_install.py finds it too, in minutes)."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in (ROOT / "grader").rglob("__init__.py")
+                if "samples" not in p.parts and "official" not in p.parts}
+    assert packages <= listed, f"not in pyproject.toml's [tool.setuptools] packages: {sorted(packages - listed)}"
