@@ -1,7 +1,8 @@
 """The grader's cgroups on cgroup v2 (grader/harness/cgroups.py), where this machine has v1 alone: tried in a
 virtual machine booted with v2 alone (qemu, emulated, so that it runs where KVM is missing or nested; Debian's
-kernel; this machine's root shared read-only over 9p, with its own /tmp, /run, /proc and /sys, so the VM runs
-this checkout and this interpreter). Inside, as the grader would find v2 on a machine of its own:
+kernel; this machine's root shared read-only over 9p, with its own /run (its temporary folder: the checkout may
+be under /tmp), /proc and /sys, so the VM runs this checkout and this interpreter). Inside, as the grader would
+find v2 on a machine of its own:
 
 - `doctor` in a group that holds a process that is not the grader's says it makes no memory group, and why;
 - in a group of its own, `doctor` says it makes one, and the memory tests of tests/meta/test_grader.py pass
@@ -43,7 +44,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
   mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 host /root && break; sleep 1
 done
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
-mount -t tmpfs tmp /root/tmp; mount -t tmpfs run /root/run; mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
+mount -t tmpfs run /root/run; mkdir /root/run/tmp; mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
 chroot /root /bin/sh -c "$(sed -n 's/.* vmcmd=\\([^ ]*\\).*/\\1/p' /proc/cmdline | base64 -d)"
 echo "vm: exit $?"
 poweroff -f
@@ -51,7 +52,7 @@ poweroff -f
 
 # Run in the VM, as root, in this checkout: `shared` holds a process of no grader's; `grader` holds the grader alone.
 SCRIPT = """
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/run/tmp TMPDIR=/run/tmp LANG=C.UTF-8
 export PYTHONDONTWRITEBYTECODE=1 HYPOTHESIS_PROFILE=ci
 cd {root}
 cg=/sys/fs/cgroup
