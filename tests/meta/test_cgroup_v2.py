@@ -1,8 +1,8 @@
 """The grader's cgroups on cgroup v2 (grader/harness/cgroups.py), where this machine has v1 alone: tried in a
 virtual machine booted with v2 alone (qemu, emulated, so that it runs where KVM is missing or nested; Debian's
-kernel; this machine's root shared read-only over 9p, with its own /run (its temporary folder: the checkout may
-be under /tmp), /proc and /sys, so the VM runs this checkout and this interpreter). Inside, as the grader would
-find v2 on a machine of its own:
+kernel; this machine's root shared read-only over 9p, with its own /tmp (the checkout kept in sight where it is
+under /tmp, as a CI clone may be), /run, /proc and /sys, so the VM runs this checkout and this interpreter).
+Inside, as the grader would find v2 on a machine of its own:
 
 - `doctor` in a group that holds a process that is not the grader's says it makes no memory group, and why;
 - in a group of its own, `doctor` says it makes one, and the memory tests of tests/meta/test_grader.py pass
@@ -44,27 +44,33 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
   mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 host /root && break; sleep 1
 done
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
-mount -t tmpfs run /root/run; mkdir /root/run/tmp; mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
+mount -t tmpfs run /root/run; mount -t cgroup2 cgroup2 /root/sys/fs/cgroup
+checkout=$(sed -n 's/.* vmroot=\\([^ ]*\\).*/\\1/p' /proc/cmdline)  # kept in sight where it is under /tmp
+mkdir /root/run/host-tmp; mount -o bind /root/tmp /root/run/host-tmp; mount -t tmpfs tmp /root/tmp
+case "$checkout" in
+  /tmp/*) mkdir -p "/root$checkout"; mount -o bind "/root/run/host-tmp${checkout#/tmp}" "/root$checkout";;
+esac
 chroot /root /bin/sh -c "$(sed -n 's/.* vmcmd=\\([^ ]*\\).*/\\1/p' /proc/cmdline | base64 -d)"
 echo "vm: exit $?"
 poweroff -f
 """
 
-# Run in the VM, as root, in this checkout: `shared` holds a process of no grader's; `grader` holds the grader alone.
+# Run in the VM, as root, in this checkout: `shared` holds a process of no grader's; `doctor` and `tests` each hold
+# one grader alone (a group of its own each: once a grader has made groups in one, it holds no process itself).
 SCRIPT = """
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/run/tmp TMPDIR=/run/tmp LANG=C.UTF-8
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LANG=C.UTF-8
 export PYTHONDONTWRITEBYTECODE=1 HYPOTHESIS_PROFILE=ci
 cd {root}
 cg=/sys/fs/cgroup
 echo "+cpu +memory" > $cg/cgroup.subtree_control
-mkdir $cg/shared $cg/grader
+mkdir $cg/shared $cg/doctor $cg/tests
 sleep 3600 & echo $! > $cg/shared/cgroup.procs
 echo "=== doctor, shared"
-sh -c "echo \\$\\$ > $cg/shared/cgroup.procs; exec {python} -m grader doctor" 2>&1
+sh -c "echo \\$\\$ > $cg/shared/cgroup.procs && exec {python} -m grader doctor" 2>&1
 echo "=== doctor, alone"
-sh -c "echo \\$\\$ > $cg/grader/cgroup.procs; exec {python} -m grader doctor" 2>&1
+sh -c "echo \\$\\$ > $cg/doctor/cgroup.procs && exec {python} -m grader doctor" 2>&1
 echo "=== tests"
-sh -c "echo \\$\\$ > $cg/grader/cgroup.procs; exec {python} -m pytest --meta -p no:cacheprovider -q -rs --color=no \\
+sh -c "echo \\$\\$ > $cg/tests/cgroup.procs && exec {python} -m pytest --meta -p no:cacheprovider -q -rs --color=no \\
   tests/meta/test_grader.py -k '{tests}'" 2>&1
 echo "=== end"
 """
@@ -119,7 +125,7 @@ def run_in_vm(script: str) -> str:
         done = subprocess.run(
             ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "6144", "-nographic",
              "-no-reboot", "-kernel", str(image), "-initrd", str(initramfs),
-             "-append", f"console=ttyS0 quiet panic=-1 cgroup_no_v1=all vmcmd={command}",
+             "-append", f"console=ttyS0 quiet panic=-1 cgroup_no_v1=all vmroot={ROOT} vmcmd={command}",
              "-virtfs", "local,path=/,mount_tag=host,security_model=passthrough,readonly=on,multidevs=remap"],
             capture_output=True, text=True, errors="replace", timeout=VM_SECONDS, stdin=subprocess.DEVNULL)
     return done.stdout.replace("\r", "")
