@@ -91,12 +91,9 @@ ZIP_PYPROJECT_EDITS = (('"grader.harness", "grader.staff"]', '"grader.harness"]'
 
 
 def zip_pyproject(text: str) -> str:
-    for old, new in ZIP_PYPROJECT_EDITS:
-        if text.count(old) != 1:
-            raise PackageError(f"pyproject.toml: expected exactly one {old!r} to edit for the autograder; update "
-                               "grader/staff/gradescope.py's ZIP_PYPROJECT_EDITS to the new pyproject.toml")
-        text = text.replace(old, new)
-    return text
+    from grader.staff.release import edited
+
+    return edited(text, ZIP_PYPROJECT_EDITS, PackageError, "the autograder", "gradescope.py's ZIP_PYPROJECT_EDITS")
 
 
 def _packaged_files(root: Path) -> list[Path]:

@@ -93,10 +93,15 @@ def _ignore_withheld(root: Path):
 
 
 def release_pyproject(text: str) -> str:
-    for old, new in PYPROJECT_EDITS:
+    return edited(text, PYPROJECT_EDITS, ReleaseError, "the release", "release.py's PYPROJECT_EDITS")
+
+
+def edited(text: str, edits, error: type[ValueError], what: str, where: str) -> str:
+    """pyproject.toml's `text` with each (old, new) of `edits` made, each old found exactly once (else `error`)."""
+    for old, new in edits:
         if text.count(old) != 1:
-            raise ReleaseError(f"pyproject.toml: expected exactly one {old!r} to edit for the release; "
-                               "update grader/staff/release.py's PYPROJECT_EDITS to the new pyproject.toml")
+            raise error(f"pyproject.toml: expected exactly one {old!r} to edit for {what}; update "
+                        f"grader/staff/{where} to the new pyproject.toml")
         text = text.replace(old, new)
     return text
 
