@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 from grader import messages, registry
-from grader.harness.protocol import WORKER_NOTE
 from grader.matches import Matches
 from grader.runner import RunResult
 
@@ -30,6 +29,12 @@ class TestScore:
     status: str  # passed, failed, skipped, not run
     message: str = ""
     behaviour: str = ""
+    raised_by: str = ""  # a failure's cause (grader/harness/record.py RAISED_BY)
+
+    @property
+    def grader_error(self) -> bool:
+        """Whether it failed by an error of the grading code (never presented as the student's)."""
+        return not self.passed and self.raised_by == "grader"
 
     @property
     def name(self) -> str:
@@ -195,7 +200,8 @@ def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviou
         status, message = "not run", "did not run: the submission's time limit was reached first"
     else:
         status, message = record["outcome"], record["message"]
-    return TestScore(test["nodeid"], problem, share, status == "passed", status, message, behaviour)
+    return TestScore(test["nodeid"], problem, share, status == "passed", status, message, behaviour,
+                     record.get("raised_by", "") if record else "")
 
 
 def _short(message: str, lines: int = MESSAGE_LINES) -> str:
@@ -205,13 +211,6 @@ def _short(message: str, lines: int = MESSAGE_LINES) -> str:
     return "\n".join(kept)
 
 
-# What a test raises about the code under test: its checks, the worker's limits and replies (grader/harness),
-# pytest-timeout, hypothesis (several distinct failures). Any other exception raised in the test process,
-# outside the worker, is the grading code's own (an oracle that failed, a broken environment), never presented
-# as the student's.
-STUDENT_FAILURES = {"AssertionError", "WorkerTimeout", "WorkerDied", "Failed", "ExceptionGroup", "BaseExceptionGroup",
-                    "FlakyFailure", "Flaky", "DeadlineExceeded", "ProtocolError", "CodecError", "EOFError",
-                    "OracleReached"}
 _TOP_LEVEL_FRAME = re.compile(r'File "assignment/(\w+)\.py", line (\d+), in <module>')
 
 
@@ -220,19 +219,11 @@ def import_errors(scores: list["ProblemScore"]) -> dict[str, str]:
     level), each with one line: file, line, error."""
     modules = {p.id: p.module for p in registry.PROBLEMS}
     found = {}
-    for t in (t for p in scores for t in p.tests if not t.passed and WORKER_NOTE in t.message):
+    for t in (t for p in scores for t in p.tests if not t.passed and t.raised_by == "submission"):
         frame = _TOP_LEVEL_FRAME.search(t.message)
         if frame and frame[1] == modules.get(t.problem) and frame[1] not in found:
             found[frame[1]] = f"{frame[1]}.py, line {frame[2]}: {t.message.strip().splitlines()[0]}"
     return found
-
-
-def grader_error(message: str) -> bool:
-    """Whether a failure is an error of the grading code (raised in the test process, not by a check about the
-    code under test, and not by that code in the worker)."""
-    first = message.strip().split("\n", 1)[0]
-    kind = first.split(":", 1)[0].strip() if ":" in first else ""
-    return bool(kind) and kind.isidentifier() and WORKER_NOTE not in message and kind not in STUDENT_FAILURES
 
 
 def _points(value: float) -> str:
@@ -257,7 +248,7 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
     last. A problem in `untouched` (its module only raises NotImplementedError, `not_started`), `missing` (not
     in the upload) or `broken` is one line, whatever its tests reported: a test that catches the stub's error
     and reports it as a value would otherwise list a failure per test, and its behaviours are all 0. A failure
-    raised by the grading code itself (`grader_error`) says so; the header's "got is yours" is for the rest."""
+    raised by the grading code itself (TestScore.grader_error) says so; the header's "got is yours" is for the rest."""
     broken = broken or {}
     one_line = untouched | missing | set(broken)
     rule = "-" * (NAME_WIDTH + 30)
@@ -295,7 +286,7 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
     if failed and failures:
         rows += ["", messages.FAILURES_HEADER]
         for t in failed:
-            rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_failure_text(t.message))]
+            rows += ["", f"[{t.problem}: {t.behaviour}] {t.name}  ({t.status})", _indent(_failure_text(t))]
     elif failed:
         rows += ["", messages.FAILURES_BELOW.format(tests=f"{len(failed)} failed test{'s' * (len(failed) > 1)}")]
     if notes:
@@ -303,10 +294,10 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
     return "\n".join(rows)
 
 
-def _failure_text(message: str, lines: int = MESSAGE_LINES) -> str:
+def _failure_text(test: TestScore, lines: int = MESSAGE_LINES) -> str:
     """A failure's message, cut; one raised by the grading code itself says so first."""
-    text = _short(message, lines)
-    return f"{messages.GRADER_ERROR}\n{text}" if grader_error(message) else text
+    text = _short(test.message, lines)
+    return f"{messages.GRADER_ERROR}\n{text}" if test.grader_error else text
 
 
 def _stub_name(message: str) -> str:
@@ -347,7 +338,7 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
         names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])
         more = f" and {len(tests) - 4} more" if len(tests) > 4 else ""
         text = _short(message, MESSAGE_LINES)
-        if grader_error(tests[0].message):  # the whole message: a stub's key has lost the worker's note
+        if tests[0].grader_error:
             text = f"{messages.GRADER_ERROR}\n{text}"
         rows += ["", f"{names}{more}:", _indent(text)]
     if len(rows) > lines:
@@ -365,9 +356,8 @@ def code_block(text: str) -> str:
 
 
 def grader_errors(scores: list[ProblemScore]) -> list[str]:
-    """The failures raised by the grading code itself (`grader_error`), one line each: for course staff."""
-    return [f"[{t.name}] {t.message.strip().splitlines()[0]}" for p in scores for t in p.tests
-            if not t.passed and grader_error(t.message)]
+    """The failures raised by the grading code itself (TestScore.grader_error), one line each: for course staff."""
+    return [f"[{t.name}] {t.message.strip().splitlines()[0]}" for p in scores for t in p.tests if t.grader_error]
 
 
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,

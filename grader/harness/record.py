@@ -3,6 +3,11 @@
 
 from typing import TypedDict
 
+# Who raised a failure (grader/harness/report.py `raised_by`): the code under test, in the grading worker (an
+# exception rebuilt from its reply); a check or a limit about that code (an assertion, a time or memory limit, a
+# broken reply); or the grading code itself, which is never presented as the student's failure.
+RAISED_BY = ("submission", "check", "grader")
+
 
 class ReportRecord(TypedDict, total=False):
     """One test's line of the report, as the test process writes it and the grader reads it (grader/runner.py,
@@ -15,6 +20,7 @@ class ReportRecord(TypedDict, total=False):
     differential: bool  # compares with the reference in this process
     duration: float  # seconds: setup, call and teardown
     message: str  # what a student reads of a failure or a skip
+    raised_by: str  # a failure's cause, from its exception's type: one of RAISED_BY
     evidence: list[str]  # what the worker's guard reported while the test ran
     examples: int  # a generated test's examples run
     first_failing_example: int  # counted from 1; 0 where none failed

@@ -12,9 +12,11 @@ import functools
 import json
 
 import pytest
-from hypothesis.errors import StopTest, UnsatisfiedAssumption
+from hypothesis.errors import DeadlineExceeded, Flaky, StopTest, UnsatisfiedAssumption
 
-from grader.harness.protocol import WORKER_NOTE
+from grader.harness.client import OracleReached, WorkerDied, WorkerTimeout
+from grader.harness.codec import CodecError
+from grader.harness.protocol import WORKER_NOTE, ProtocolError
 from grader.harness.record import ReportRecord
 from grader.harness.typecheck import TYPE_CHECK_HINT, is_type_check_error
 from grader.registry import BY_ID
@@ -57,6 +59,25 @@ def failure_message(excinfo) -> str:
     return text
 
 
+# What a test raises about the code under test: its checks (pytest.fail's too), the worker's limits and replies,
+# hypothesis' verdicts on it (several distinct failures, a flaky or slow example)
+CHECKS = (AssertionError, pytest.fail.Exception, WorkerTimeout, WorkerDied, OracleReached, ProtocolError, CodecError,
+          EOFError, Flaky, DeadlineExceeded)
+
+
+def raised_by(exc: BaseException) -> str:
+    """Who raised a failure (record.RAISED_BY), from its exception's type: "submission" for one the code under test
+    raised in the grading worker (rebuilt by client.rebuild_exception, which names its remote type), "check" for
+    CHECKS, "grader" for any other raised in this process: the grading code's own error (an oracle that failed, a
+    broken environment). A group (hypothesis' distinct failures) is the grading code's only if all of it is."""
+    if hasattr(exc, "remote_type"):
+        return "submission"
+    if isinstance(exc, BaseExceptionGroup):
+        causes = {raised_by(e) for e in exc.exceptions}
+        return "grader" if causes == {"grader"} else "check"
+    return "check" if isinstance(exc, CHECKS) else "grader"
+
+
 def _trim_type_check(exc: BaseException) -> None:
     """A failed run-time type check, cut to what matters: its own message (parameter, value, expected type),
     without the ~60 lines of jaxtyping's and beartype's internal re-checks chained to it, and a hint."""
@@ -81,6 +102,7 @@ def pytest_runtest_makereport(item, call):
             report.user_properties.append(("message", str(call.excinfo.value)))
         else:
             report.user_properties.append(("message", failure_message(call.excinfo)))
+            report.user_properties.append(("raised_by", raised_by(call.excinfo.value)))
 
 
 class _Recorder:
@@ -125,10 +147,12 @@ class _Recorder:
             "duration": 0.0, "message": "",
         })
         entry["duration"] += report.duration
-        entry.setdefault("evidence", []).extend(dict(report.user_properties).get("evidence", []))
-        message = dict(report.user_properties).get("message", "")
+        properties = dict(report.user_properties)
+        entry.setdefault("evidence", []).extend(properties.get("evidence", []))
+        message = properties.get("message", "")
         if report.failed and entry["outcome"] != "failed":
             entry["outcome"], entry["message"] = "failed", message
+            entry["raised_by"] = properties.get("raised_by", "check")
             if report.when != "call":
                 entry["message"] = f"[{report.when}] " + (message or str(report.longrepr)[-MAX_MESSAGE:])
         elif report.skipped and entry["outcome"] == "passed":

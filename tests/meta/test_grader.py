@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.harness import cgroups, sandbox, uids
+from grader.messages import GRADER_ERROR
 from grader.registry import BY_ID
 from grader.submission import in_sandbox, isolated_package
 from tests.meta.suite import ROOT, SAMPLE, grader_env
@@ -61,6 +62,19 @@ def test_a_zip_of_the_repository_folder_is_graded(tmp_path):
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("my-repo/assignment/flops.py", reference_source())
     assert grade(tmp_path, archive)["score"] == FLOPS_POINTS
+
+
+def test_a_module_that_raises_at_import_is_named_in_one_line_and_never_the_graders_error(tmp_path):
+    """The cause of a failure comes from its exception's type (grader/harness/report.py `raised_by`): an error the
+    module raises while the worker imports it is the submission's, found at its top level."""
+    source = "import torch\nimport not_a_module_anyone_has\n" + reference_source()
+    results = grade(tmp_path, submission_of(tmp_path, source))
+    line = "flops.py, line 2: ModuleNotFoundError: No module named 'not_a_module_anyone_has'"
+    assert results["score"] == 0 and line in results["output"], results["output"][-2000:]
+    assert not results["extra_data"].get("grader_errors"), results["extra_data"]
+    failing = [t for t in results["tests"] if set(t["extra_data"]["tests"].values()) != {"passed"}]
+    assert failing and all(f"Does not import: {line}" in t["output"] for t in failing)
+    assert GRADER_ERROR not in results["output"]
 
 
 def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):

@@ -6,12 +6,13 @@ through run_autograder on real uploads."""
 import jsonschema
 import pytest
 
+from grader.harness.client import WorkerTimeout, rebuild_exception
+from grader.harness.protocol import WORKER_NOTE
+from grader.harness.report import raised_by
 from grader.messages import GRADER_ERROR
 from grader.scoring import (
-    WORKER_NOTE,
     behaviour_output,
     code_block,
-    grader_error,
     import_errors,
     results_json,
     score_run,
@@ -30,13 +31,14 @@ AT_IMPORT = ("ModuleNotFoundError: No module named 'scipy'\n[raised in the gradi
 ORACLE_FAILED = "AttributeError: module 'sys' has no attribute 'get_int_max_str_digits'\nFailing test case: ..."
 
 
-def scores_with(problem: str, message: str, failing: int | None = None):
-    """A run of `problem` whose first `failing` test functions (all: None) failed with `message`."""
+def scores_with(problem: str, message: str, failing: int | None = None, by: str = "check"):
+    """A run of `problem` whose first `failing` test functions (all: None) failed with `message`, raised by `by`
+    (record.RAISED_BY)."""
     functions = every_function(problem)
     failed = {f"tests/test_{problem}.py::{f}" for f in list(functions)[:failing]}
     run = run_of(problem, functions, failed)
     for nodeid in failed:
-        run.records[nodeid]["message"] = message
+        run.records[nodeid].update(message=message, raised_by=by)
     return score_run(run)
 
 
@@ -79,7 +81,7 @@ def test_a_module_that_does_not_compile_is_named_in_one_line_with_its_line_and_e
                              "memory": b"x = 1\0"})
     assert broken["tensors"] == "tensors.py, line 3: SyntaxError: invalid syntax"
     assert "flops" not in broken and broken["memory"].startswith("memory.py")
-    scores = scores_with("tensors", SYNTAX)
+    scores = scores_with("tensors", SYNTAX, by="submission")
     text = score_table(scores, [], broken={"tensors": broken["tensors"]})
     assert text.count("SyntaxError") == 1 and "Failing test case" not in text
     assert "Does not import" in text and "Not implemented yet" not in text
@@ -89,11 +91,13 @@ def test_a_module_that_does_not_compile_is_named_in_one_line_with_its_line_and_e
 
 
 def test_an_error_raised_while_the_module_is_imported_is_found_in_the_workers_traceback():
-    scores = scores_with("tensors", AT_IMPORT)
+    scores = scores_with("tensors", AT_IMPORT, by="submission")
     assert import_errors(scores) == {"tensors": "tensors.py, line 3: ModuleNotFoundError: No module named 'scipy'"}
     # raised inside a function, not at the top level: the function's failure, not the module's
     inside = AT_IMPORT.replace("in <module>", "in view_result")
-    assert import_errors(scores_with("tensors", inside)) == {}
+    assert import_errors(scores_with("tensors", inside, by="submission")) == {}
+    # the same text raised in the test process (a message that quotes such a traceback) is no import error
+    assert import_errors(scores_with("tensors", AT_IMPORT, by="grader")) == {}
 
 
 def test_an_empty_upload_says_so_before_anything_else():
@@ -105,15 +109,26 @@ def test_an_empty_upload_says_so_before_anything_else():
     assert all("tensors.py is not in your upload." in t["output"] for t in results["tests"])
 
 
+def test_a_failures_cause_is_read_from_its_exceptions_type_not_its_text():
+    in_worker = rebuild_exception({"type": "AttributeError", "builtin": "AttributeError", "message": "x",
+                                   "traceback": "..."})
+    assert raised_by(in_worker) == "submission"
+    assert raised_by(AttributeError("module 'sys' has no attribute 'x'")) == "grader"
+    assert raised_by(AssertionError("wrong")) == raised_by(WorkerTimeout("10 s")) == "check"
+    with pytest.raises(pytest.fail.Exception) as failed:
+        pytest.fail("AttributeError: looks like one")
+    assert raised_by(failed.value) == "check"
+    assert raised_by(ExceptionGroup("two", [AssertionError("a"), KeyError("b")])) == "check"
+    assert raised_by(ExceptionGroup("two", [TypeError("a"), KeyError("b")])) == "grader"
+
+
 def test_an_error_of_the_grading_code_is_never_presented_as_the_students():
-    assert grader_error(ORACLE_FAILED)
-    assert not grader_error(AT_IMPORT) and not grader_error("AssertionError: wrong")
-    assert not grader_error(f"AttributeError: 'NoneType' has no attribute 'x'\n{WORKER_NOTE} as AttributeError]")
-    assert not grader_error("WorkerTimeout: the call did not return within 10 s")
     stub = f"NotImplementedError: matmul_flops\n{WORKER_NOTE} as NotImplementedError]\n..."
-    stub_scores = scores_with("flops", stub, 2)
+    stub_scores = scores_with("flops", stub, 2, by="submission")
     assert GRADER_ERROR not in "".join(behaviour_output(b) for b in stub_scores[0].behaviours)
-    scores = scores_with("flops", ORACLE_FAILED, 1)
+    # the grader's own error reads like a student's in its text: its cause is in the record
+    assert GRADER_ERROR not in score_table(scores_with("flops", ORACLE_FAILED, 1, by="check"), [])
+    scores = scores_with("flops", ORACLE_FAILED, 1, by="grader")
     failed = next(b for b in scores[0].behaviours if not b.passed)
     assert behaviour_output(failed).count(GRADER_ERROR) == 1
     assert GRADER_ERROR in score_table(scores, [])
