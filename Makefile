@@ -1,8 +1,8 @@
 # Two entry points that work on a fresh machine with Python 3.11:
 #   make grade   grade a submission (default: the sample in grader/staff/samples/partial) and print the table
-#   make test    the project's own check, in about 9 minutes on 2 cores: lint, the reference through the whole
-#                suite in-process and isolated, and the meta-tests (stubs fail, every catalogued mistake is
-#                caught, API agrees) but the slow tier
+#   make test    the project's own check: lint, the reference through the whole suite in-process and isolated,
+#                and the meta-tests (stubs fail, every catalogued mistake is caught, API agrees) but the slow
+#                tier (its time and that of `make slow`: `python -m grader.staff.bench --make-test`)
 #   make slow    the slow tier of the meta-tests (marked `slow`): the hostile corpus in both sandbox modes, the
 #                Gradescope image, a Dask cluster, cgroup v2 in a virtual machine. CI runs `make test` and then
 #                `make slow`

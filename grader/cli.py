@@ -15,13 +15,14 @@ where bubblewrap works. `batch` refuses to run without one unless --no-sandbox i
 
 import argparse
 import importlib
+import importlib.util
 import os
 import signal
 import sys
 from pathlib import Path
 
 from grader import INSTALLED_COPY, has_reference, registry
-from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission, staff_commands
+from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission
 from grader.harness import sandbox
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.sandbox import Layers
@@ -97,9 +98,20 @@ def _add_common(command, defaults: Limits) -> None:
                               "else $RA_GRADING_SECRET)")
 
 
+# course staff's commands, not in the student release: command -> its module (with add_parser and run)
+STAFF_COMMANDS = {"release": "grader.staff.release", "gradescope": "grader.staff.gradescope",
+                  "compare": "grader.staff.compare"}
+
+
+def staff_commands() -> dict[str, str]:
+    """STAFF_COMMANDS where this installation has course staff's tools (grader/staff/, which the student release
+    withholds as a unit), else none."""
+    return STAFF_COMMANDS if importlib.util.find_spec("grader.staff") is not None else {}
+
+
 def main(argv=None) -> int:
-    kits = staff_commands()
-    parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(kits),
+    staff = staff_commands()
+    parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(staff),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     g = commands.add_parser("grade", help="grade one submission (a folder or a zip)")
@@ -137,7 +149,7 @@ def main(argv=None) -> int:
                              if fingerprinter_available() else argparse.SUPPRESS)
     d = commands.add_parser("doctor", help="which sandbox layers this machine allows, and why not the others")
     add_sandbox_options(d)
-    for module in kits.values():  # course staff's commands: not in the student release
+    for module in staff.values():  # course staff's commands: not in the student release
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)
     if options.command == "doctor":
@@ -151,8 +163,8 @@ def main(argv=None) -> int:
               "a non-editable install does not carry: run it from a clone, installed with `pip install -e .`",
               file=sys.stderr)
         return 2
-    if options.command in kits:
-        return importlib.import_module(kits[options.command]).run(options)
+    if options.command in staff:
+        return importlib.import_module(staff[options.command]).run(options)
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
     if unknown:
         parser.error(f"unknown problem(s) {unknown}; known: {', '.join(registry.BY_ID)}")

@@ -23,16 +23,6 @@ from grader.sources import compile_errors, not_started
 from grader.submission import SubmissionError, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
-# course staff's commands, not in the student release: command -> module (add_parser, run)
-KITS = {"release": "grader.staff.release", "gradescope": "grader.staff.gradescope", "compare": "grader.staff.compare"}
-
-
-def staff_commands() -> dict[str, str]:
-    """KITS where this installation has course staff's tools (grader/staff/, which the student release
-    withholds as a unit), else none."""
-    return KITS if importlib.util.find_spec("grader.staff") is not None else {}
-
-
 @dataclass
 class Graded:
     """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
@@ -61,11 +51,11 @@ def reserved(limit: float) -> float:
 
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None, fingerprints=None, cpu_share=None,
+                     secret: bytes | None, fingerprinter=None, cpu_share=None,
                      operator: list[str] | None = None, on_problem=None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
-    submission's modules (None: local mode, the public inputs). With `fingerprints` (grader/fingerprints/'s
+    submission's modules (None: local mode, the public inputs). With a `fingerprinter` (grader/fingerprints/'s
     Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
     compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
     went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
@@ -134,8 +124,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 operator += ["flagged for review: " + line for line in evidence]
             if run.timed_out:
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
-            elif fingerprints is not None:
-                found = _fingerprint(fingerprints, submission, scores, untouched | set(broken), limits, start)
+            elif fingerprinter is not None:
+                found = _fingerprint(fingerprinter, submission, scores, untouched | set(broken), limits, start)
                 operator += [f"fingerprints: {found.error}"] * bool(found.error)
                 evidence += [f"[fingerprints] {line}" for line in found.review]
                 operator += ["flagged for review while fingerprinted: " + line for line in found.review]
@@ -206,7 +196,7 @@ def _ran(found: dict | None) -> dict | None:
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
 
 
-def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
+def _fingerprint(fingerprinter, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
                  limits: Limits, start: float) -> dict:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
     of its time limit less what is `reserved` (at most limits.fingerprint_seconds; none where less than
@@ -219,7 +209,7 @@ def _fingerprint(fingerprints, submission: Path, scores: list[ProblemScore], unt
                   limits.submission_seconds - (time.monotonic() - start) - reserved(limits.submission_seconds))
     if seconds < FINGERPRINT_MIN_SECONDS:  # the catalogue's answers alone take longer: the limit would be passed
         failed = []
-    return fingerprints(submission, failed, passed, seconds)
+    return fingerprinter(submission, failed, passed, seconds)
 
 
 def write_atomically(path: Path, text: str) -> None:

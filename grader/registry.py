@@ -511,18 +511,18 @@ TAKEN_OUT: dict[str, tuple[str, ...]] = {"flops": PROFILER_FLOPS}
 
 # Problems graded in one world: their workers are forked from one fork server (grader/harness/forkserver.py),
 # whose torch has the oracles of all of them absent, so each is graded with all three absent (the handout says
-# so). Their oracles are parts of torch, which a worker with one of them a stub must import anew (about 1.2 s, and
-# 0.7 s more for sympy in two of them); no solution of one of them needs another's. Every other problem with an
-# oracle module (mini_einops: einops, which other problems' code may use) gets a worker of its own; the problems
-# whose oracles have no module share another server.
+# so). Their oracles are parts of torch, which a worker with one of them a stub must import anew (about 1.2 s of
+# CPU, and 0.7 s more for sympy in two of them: measured in 2026-12 on torch 2.13); no solution of one of them needs
+# another's. Every other problem with an oracle module (mini_einops: einops, which other problems' code may use)
+# gets a worker of its own; the problems whose oracles have no module share another server.
 SHARED_WORLD = ("flops", "adamw", "activation_checkpointing")
 
 # Modules that torch imports lazily, the first time it needs them, and that a problem's scenarios reach: its worker
 # (or its fork server, once, just before it forks the first of them) imports them ahead, before the guard, where
 # they cost a third as much as under the guard's tripwire. torch.fx.experimental.symbolic_shapes, with sympy (about
 # 0.7 s of CPU): the first op on a meta tensor that requires grad (flops' workloads), the first backward given its
-# gradients (a checkpoint's). torch's compiler front end, which the first optimizer built would import (1.2 s more),
-# is a stand-in in every worker (grader/harness/front_end.py).
+# gradients (a checkpoint's). torch's compiler front end, which the first optimizer built would import (1.2 s more;
+# both measured in 2026-12 on torch 2.13), is a stand-in in every worker (grader/harness/front_end.py).
 IMPORTED_AHEAD: dict[str, tuple[str, ...]] = {
     "flops": ("torch.fx.experimental.symbolic_shapes",),
     "activation_checkpointing": ("torch.fx.experimental.symbolic_shapes",),

@@ -18,7 +18,6 @@ the kernel kills it, not the test process; a worker killed that way is reported 
 
 import builtins
 import collections
-import json
 import os
 import select
 import signal
@@ -26,12 +25,25 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
 from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
-from grader.harness.protocol import HEADER, MAX_MESSAGE, WORKER_NOTE, ProtocolError, parse
+from grader.harness.protocol import (
+    HEADER,
+    MAX_MESSAGE,
+    WORKER_NOTE,
+    Event,
+    ProtocolError,
+    RemoteError,
+    Reply,
+    Request,
+    frame,
+    framed,
+    parse,
+)
 from grader.registry import IMPORTED_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
 
 MAX_EVIDENCE = 100  # reports kept per test
@@ -121,17 +133,17 @@ def out_of_memory(limit_mb: int) -> str:
             + " (the system stopped it)")
 
 
-def rebuild_exception(error: dict) -> Exception:
+def rebuild_exception(error: RemoteError) -> Exception:
     """A fresh exception of the nearest built-in type, carrying the worker's type name and traceback."""
-    cls = getattr(builtins, error["builtin"], RuntimeError)
+    cls = getattr(builtins, error.builtin, RuntimeError)
     if not (isinstance(cls, type) and issubclass(cls, Exception)):
         cls = RuntimeError
     try:
-        exc = cls(error["message"])
+        exc = cls(error.message)
     except Exception:  # built-ins with other constructors (UnicodeError's subclasses)
-        exc = RuntimeError(error["message"])
-    exc.remote_type = error["type"]
-    exc.add_note(f"{WORKER_NOTE} as {error['type']}]\n{error['traceback']}")
+        exc = RuntimeError(error.message)
+    exc.remote_type = error.type
+    exc.add_note(f"{WORKER_NOTE} as {error.type}]\n{error.traceback}")
     return exc
 
 
@@ -238,7 +250,7 @@ class Worker:
                 raise
             self._stop_forking(exc)  # a forked worker without the kernel's filter, say: a worker of its own then
             return self._start()
-        if message.get("event") != "ready":
+        if message != Event("ready"):
             raise WorkerDied(f"the worker did not start: {message}")
         self.clock.read(full=True)  # the worker's tree, settled: quick readings read these processes only
 
@@ -308,28 +320,28 @@ class Worker:
             n -= len(chunk)
         return b"".join(chunks)
 
-    def _receive(self, limit: _Limit, what: str, request_id: int | None = None) -> dict:
-        """The next frame, checked: within the limits, an object, and (for a request) carrying its id."""
+    def _receive(self, limit: _Limit, what: str, request_id: int | None = None) -> Reply | Event:
+        """The next frame, checked: within the limits, a Reply or an Event, and (for a request) carrying its id."""
         (length,) = HEADER.unpack(self._read(HEADER.size, limit, what))
         try:
             if length > MAX_MESSAGE:
                 raise ProtocolError(f"a message of {length} bytes (at most {MAX_MESSAGE})")
-            message = parse(self._read(length, limit, what))
-            if request_id is not None and message.get("id") != request_id and message.get("event") != "audit":
-                raise ProtocolError(f"a reply to request {message.get('id')!r} while waiting for {request_id}")
+            message = frame(parse(self._read(length, limit, what)))
+            if request_id is not None and message.id != request_id and not _is_audit(message):
+                raise ProtocolError(f"a reply to request {message.id!r} while waiting for {request_id}")
         except ProtocolError as exc:
             self.kill()
             raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
         return message
 
-    def _audit(self, message: dict) -> bool:
+    def _audit(self, message: Reply | Event) -> bool:
         """Keep the guard's evidence (it may come from a thread, between requests: any id goes). A forged
         one can only bring its own submission to a person's attention."""
-        if message.get("event") != "audit":
+        if not _is_audit(message):
             return False
-        kept = self.oracle_runs if "oracle" in message else self.evidence
+        kept = self.oracle_runs if message.oracle is not None else self.evidence
         if len(kept) < MAX_EVIDENCE:
-            kept.append(str(message.get("oracle", message.get("evidence")))[:1000])
+            kept.append(str(message.oracle if message.oracle is not None else message.evidence)[:1000])
         return True
 
     def _within(self, limit: _Limit, used: float) -> str:
@@ -347,7 +359,7 @@ class Worker:
         taken, self.evidence = self.evidence, []
         return taken
 
-    def request(self, message: dict, *, module: str | None, what: str):
+    def request(self, message: Request, *, module: str | None, what: str):
         """Send one request and return its decoded value. A timeout or a dead worker is raised from this one
         line, whatever caused it, so that hypothesis sees the same failure when it replays the example."""
         try:
@@ -356,7 +368,7 @@ class Worker:
             failure = exc
         raise type(failure)(str(failure))  # outside the handler: no chained context either
 
-    def _request(self, message: dict, *, module: str | None, what: str):
+    def _request(self, message: Request, *, module: str | None, what: str):
         if module in self.broken_modules:
             raise WorkerDied(self.broken_modules[module])
         key = (self.current_test, what)
@@ -376,9 +388,9 @@ class Worker:
         self.output.clear()
         self.oracle_runs = []
         self._requests += 1
-        body = json.dumps({**message, "id": self._requests, "problem": self.current_problem}, allow_nan=True).encode()
+        sent = replace(message, id=self._requests, problem=self.current_problem)
         try:
-            self.process.stdin.write(HEADER.pack(len(body)) + body)
+            self.process.stdin.write(framed(sent))
             self.process.stdin.flush()
         except BrokenPipeError:
             code = self.process.wait()
@@ -392,13 +404,15 @@ class Worker:
                 reply = self._receive(limit, what, self._requests)
                 if self._audit(reply):
                     continue
-                if reply.get("event") == "importing":
-                    importing = reply["module"]
-                    continue
-                if reply.get("event") == "imported":
+                if isinstance(reply, Reply):
+                    break
+                if reply.event == "importing":
+                    importing = reply.module
+                elif reply.event == "imported":
                     importing = None
-                    continue
-                break
+                else:
+                    self.kill()
+                    raise WorkerDied(f"the worker broke the protocol while answering {what}: a {reply.event!r} event")
         except WorkerTimeout:
             used = limit.cpu_used()
             self.test_cpu_used += used
@@ -427,22 +441,21 @@ class Worker:
             where = f", from {', '.join(places[:5])}" if places else ""
             raise OracleReached(f"the code under test ran the oracle it is graded against ({', '.join(ran[:3])}"
                                 f"{where}): it must work without it")
-        if reply.get("ok") is True:
+        if reply.ok:
             try:
-                return codec.decode(reply.get("value"))
+                return codec.decode(reply.value)
             except codec.CodecError as exc:
                 self.kill()
                 raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
-        try:
-            exc = rebuild_exception(reply["error"])
-        except (KeyError, TypeError) as error:
-            self.kill()
-            raise WorkerDied(f"the worker broke the protocol while answering {what}: a malformed error "
-                             f"({type(error).__name__}: {error})") from None
+        exc = rebuild_exception(reply.error)
         printed = self.printed()
         if printed:
             exc.add_note(f"[the code under test printed]\n{printed[-2000:]}")
         raise exc
+
+
+def _is_audit(message: Reply | Event) -> bool:
+    return isinstance(message, Event) and message.event == "audit"
 
 
 class _RemoteModule:
@@ -460,8 +473,8 @@ class _RemoteCallable:
         self._worker, self._module, self.__name__ = worker, module, name
 
     def __call__(self, *args, **kwargs):
-        message = {"op": "call", "module": self._module, "name": self.__name__,
-                   "args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
+        message = Request("call", module=self._module, name=self.__name__, args=codec.encode(list(args)),
+                          kwargs=codec.encode(kwargs))
         return self._worker.request(message, module=self._module, what=f"{self._module}.{self.__name__}")
 
 
@@ -486,7 +499,7 @@ class IsolatedPackage:
     def run(self, scenario, *args, **kwargs):
         target = f"{scenario.__module__}:{scenario.__qualname__}"
         module = scenario.__module__.rsplit(".", 1)[-1]  # tests.scenarios.flops -> flops
-        message = {"op": "scenario", "target": target, "args": codec.encode(list(args)), "kwargs": codec.encode(kwargs)}
+        message = Request("scenario", target=target, args=codec.encode(list(args)), kwargs=codec.encode(kwargs))
         named = ", ".join(repr(arg) for arg in args if isinstance(arg, str))  # what a generic scenario calls
         what = f"scenario {scenario.__qualname__}" + (f"({named})" if named else "")
         return self.worker.request(message, module=module, what=what)

@@ -21,9 +21,11 @@ import resource
 import socket
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from grader.harness import seccomp
+from grader.harness.protocol import Event, RemoteError, Reply, Request, read_message, write_frame
 from grader.harness.typecheck import install_shape_checks, is_type_check_error
 from grader.registry import IMPORTED_AHEAD, ORACLES, TAKEN_OUT, graded_with
 
@@ -43,7 +45,7 @@ class _Blocker(importlib.abc.MetaPathFinder):
         return None
 
 
-def error_payload(exc: BaseException) -> dict:
+def remote_error(exc: BaseException) -> RemoteError:
     builtin = next((c.__name__ for c in type(exc).__mro__
                     if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)), "RuntimeError")
     message = str(exc)
@@ -55,12 +57,8 @@ def error_payload(exc: BaseException) -> dict:
         message = "the code under test raised KeyboardInterrupt"
     # A failed type check's cause is jaxtyping's own re-check of each argument: its message says it all.
     tb = "".join(traceback.format_exception(exc, chain=not is_type_check_error(exc)))
-    return {
-        "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
-        "builtin": builtin,
-        "message": message[:4000],
-        "traceback": tb[-6000:],
-    }
+    return RemoteError(type=f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
+                       builtin=builtin, message=message[:4000], traceback=tb[-6000:])
 
 
 class Server:
@@ -74,24 +72,22 @@ class Server:
         self.request_id = None  # echoed in every frame sent while answering a request
 
     def _announce_import(self, module: str, phase: str) -> None:
-        self.send({"event": "importing" if phase == "start" else "imported", "module": module})
+        self.send(Event("importing" if phase == "start" else "imported", module=module))
 
-    def send(self, message: dict) -> None:
-        from grader.harness.protocol import write_message
+    def send(self, frame: Reply | Event) -> None:
+        write_frame(self.proto_out, replace(frame, id=self.request_id))
 
-        write_message(self.proto_out, {**message, "id": self.request_id})
-
-    def handle(self, request: dict):
+    def handle(self, request: Request):
         from grader.harness import codec
 
-        op = request["op"]
-        args = codec.decode(request.get("args", []))
-        kwargs = codec.decode(request.get("kwargs", {"$": "dict", "items": []}))
+        op = request.op
+        args = codec.decode(request.args) if request.args is not None else []
+        kwargs = codec.decode(request.kwargs) if request.kwargs is not None else {}
         if op == "call":
-            fn = getattr(getattr(self.package, request["module"]), request["name"])
+            fn = getattr(getattr(self.package, request.module), request.name)
             return fn(*args, **kwargs)
         if op == "scenario":
-            target = request["target"]
+            target = request.target
             if target not in self.scenarios:
                 raise ValueError(f"no scenario {target!r} under {SCENARIO_PREFIX}")
             return self.scenarios[target](self.package, *args, **kwargs)
@@ -101,21 +97,20 @@ class Server:
 
     def serve(self) -> None:
         from grader.harness import codec, heap
-        from grader.harness.protocol import read_message
 
-        self.send({"event": "ready"})
+        self.send(Event("ready"))
         while True:
             try:
-                request = read_message(self.proto_in)
+                request = Request(**read_message(self.proto_in))
             except EOFError:
                 return
-            self.request_id = request.get("id")
-            self.guard.enter(self.request_id, request_problem(request), request.get("target"))
+            self.request_id = request.id
+            self.guard.enter(self.request_id, request_problem(request), request.target or None)
             failure = None
             try:
                 value = self.handle(request)
                 try:
-                    reply = {"ok": True, "value": codec.encode(value)}
+                    reply = Reply(request.id, True, value=codec.encode(value))
                 except codec.CodecError as exc:
                     failure = TypeError(f"the result could not be returned: {exc}")
             except BaseException as exc:  # noqa: B036 - student code may raise anything, sys.exit included
@@ -123,20 +118,20 @@ class Server:
             finally:
                 self.guard.leave()
             if failure is not None:
-                reply = {"ok": False, "error": error_payload(failure)}
+                reply = Reply(request.id, False, error=remote_error(failure))
             self.guard.changed()
             self.send(reply)
             heap.release()
 
 
-def request_problem(request: dict) -> str | None:
+def request_problem(request: Request) -> str | None:
     """The problem whose test sent the request (the test process says), else the module it calls."""
-    if request.get("problem"):
-        return request["problem"]
-    if request.get("op") == "call":
-        return request.get("module")
-    if request.get("op") == "scenario":
-        return str(request.get("target")).removeprefix(SCENARIO_PREFIX).partition(":")[0]
+    if request.problem:
+        return request.problem
+    if request.op == "call":
+        return request.module
+    if request.op == "scenario":
+        return request.target.removeprefix(SCENARIO_PREFIX).partition(":")[0]
     return None
 
 

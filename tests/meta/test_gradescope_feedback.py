@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from grader.harness.client import WorkerTimeout, rebuild_exception
-from grader.harness.protocol import WORKER_NOTE
+from grader.harness.protocol import WORKER_NOTE, RemoteError
 from grader.harness.report import raised_by
 from grader.messages import GRADER_ERROR
 from grader.scoring import (
@@ -110,8 +110,7 @@ def test_an_empty_upload_says_so_before_anything_else():
 
 
 def test_a_failures_cause_is_read_from_its_exceptions_type_not_its_text():
-    in_worker = rebuild_exception({"type": "AttributeError", "builtin": "AttributeError", "message": "x",
-                                   "traceback": "..."})
+    in_worker = rebuild_exception(RemoteError("AttributeError", "AttributeError", "x", "..."))
     assert raised_by(in_worker) == "submission"
     assert raised_by(AttributeError("module 'sys' has no attribute 'x'")) == "grader"
     assert raised_by(AssertionError("wrong")) == raised_by(WorkerTimeout("10 s")) == "check"

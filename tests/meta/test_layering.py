@@ -129,9 +129,9 @@ FLOORS = [
                   "grader/__main__.py"]),
     ("course staff's tools", ["grader/staff"]),
 ]
-# The one place a grader module is imported by a computed name: the registry of staff commands, grading.KITS. The
+# The one place a grader module is imported by a computed name: the registry of staff commands, cli.STAFF_COMMANDS. The
 # other computed imports load the code under test, its scenarios, or torch's own modules, never the grader's.
-COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of grading.KITS",
+COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of cli.STAFF_COMMANDS",
                     "grader/harness/worker.py": "the package under test and its scenarios",
                     "grader/harness/local.py": "the package under test", "grader/harness/guard.py": "torch's modules",
                     "grader/harness/front_end.py": "torch's compiler front end"}
