@@ -4,6 +4,7 @@
     python -m grader.staff.bench --grade-only # only the grading of a full submission
     python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
     python -m grader.staff.bench --make-test  # only the phases of `make test` and `make slow` (what CI runs)
+    python -m grader.staff.bench --make-test --record   # the same, written into the README's figures
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -17,7 +18,8 @@
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
    what the worker costs (its start, torch's import in it, the round trips, the guard);
 5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
-   the slow tier CI runs after it (`make slow`).
+   the slow tier CI runs after it (`make slow`); with --record, in the README's paragraph of figures (only where
+   every phase passed).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -111,19 +113,41 @@ def make_test_phases() -> list[str]:
     return line.split(":", 1)[1].split()
 
 
-def make_test() -> None:
+def make_test(record: bool = False) -> None:
     """Print each phase of `make test` (the README's test command), then `make slow` (the slow tier, which CI runs
-    after it): wall and CPU seconds, exit status; each phase's output is kept in a log file."""
+    after it): wall and CPU seconds, exit status; each phase's output is kept in a log file. With `record`, the
+    figures go into the README's paragraph of them, where every phase passed."""
     logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
+    load = os.getloadavg()[0]
     print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f} before; the phases' output in {logs})")
-    wall = cpu = 0.0
-    for phase in make_test_phases():
-        run = _make(phase, logs)
-        wall, cpu = wall + run.wall, cpu + run.cpu
+          f"{load:.1f} before; the phases' output in {logs})")
+    phases = {phase: _make(phase, logs) for phase in make_test_phases()}
+    wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
     print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
     slow = _make("slow", logs)
     print(f"{'CI in all':<12} {wall + slow.wall:6.0f} {cpu + slow.cpu:6.0f}   (make test, then make slow)")
+    if not record:
+        return
+    if any(run.code for run in (*phases.values(), slow)):
+        raise SystemExit("a phase failed: its figures are not recorded")
+    readme = OFFICIAL_ROOT / "README.md"
+    readme.write_text(with_block(readme.read_text(), CI_BEGIN, CI_END, ci_figures(phases, slow, load), readme.name))
+    print(f"recorded in {readme.name}")
+
+
+CI_BEGIN = "<!-- make-test figures: written by `python -m grader.staff.bench --make-test --record`, not by hand -->"
+CI_END = "<!-- end of make-test figures -->"
+
+
+def ci_figures(phases: dict[str, Run], slow: Run, load: float) -> str:
+    """The README's paragraph of figures: `make test` by phase, then `make slow`."""
+    wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
+    each = ", ".join(f"{phase} {run.wall:.0f} s" for phase, run in phases.items())
+    with cgroups.CpuAccount() as account:
+        counted = "the whole process tree's" if account.kind else "the processes waited for only"
+    return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
+            f"{counted}: `make test` {wall:.0f} s ({each}; {cpu:.0f} s of CPU), then `make slow` {slow.wall:.0f} s "
+            f"({slow.cpu:.0f} s of CPU): {wall + slow.wall:.0f} s for CI in all.")
 
 
 def _make(target: str, logs: Path):
@@ -138,16 +162,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
     parser.add_argument("--record", action="store_true",
                         help=f"write the gradings' figures to {FIGURES.relative_to(OFFICIAL_ROOT)} and their "
-                             "table in docs/graders.md")
+                             "table in docs/graders.md; with --make-test, its figures in README.md")
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
     parser.add_argument("--make-test", action="store_true",
-                        help="only the phases of `make test`, then `make slow` (about 17 minutes)")
+                        help="only the phases of `make test`, then `make slow` (CI's run)")
     options = parser.parse_args(argv)
     print(accounting())
     if options.overhead:
         return worker_overhead()
     if options.make_test:
-        return make_test()
+        return make_test(options.record)
     if not options.grade_only:
         pytest = [sys.executable, "-m", "pytest", "-q"]
         print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")
@@ -240,12 +264,17 @@ def figures_table(figures: dict) -> str:
     return "\n".join(lines + ["", END])
 
 
-def with_figures(readme: str, figures: dict) -> str:
-    """`readme` with its figures block replaced by `figures_table(figures)`."""
-    head, found, rest = readme.partition(BEGIN)
-    if not found or END not in rest:
-        raise SystemExit(f"{FIGURES_PAGE.name} has no figures block ({BEGIN} ... {END}) to write")
-    return head + figures_table(figures) + rest.split(END, 1)[1]
+def with_figures(page: str, figures: dict) -> str:
+    """docs/graders.md's text `page` with its figures block replaced by `figures_table(figures)`."""
+    return with_block(page, BEGIN, END, figures_table(figures).removeprefix(BEGIN).removesuffix(END), FIGURES_PAGE.name)
+
+
+def with_block(text: str, begin: str, end: str, block: str, name: str) -> str:
+    """`text` with what lies between its lines `begin` and `end` replaced by `block`."""
+    head, found, rest = text.partition(begin)
+    if not found or end not in rest:
+        raise SystemExit(f"{name} has no block of figures ({begin} ... {end}) to write")
+    return head + begin + block + end + rest.split(end, 1)[1]
 
 
 def planted_mistakes() -> dict[str, str]:
