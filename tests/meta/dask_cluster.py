@@ -28,10 +28,12 @@ LOOPBACK = "127.0.0.1:0"  # the HTTP servers' address: loopback, any free port
 
 class DaskCluster:
     """`with DaskCluster(tmp) as c: c.add_worker(); ... c.address`. `allowed_failures`: the scheduler's
-    distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died)."""
+    distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died).
+    `hosts` (tests/meta/hosts.py): the scheduler on the host named "scheduler" and each worker on the host of its
+    name, each listening on its host's address, instead of all on 127.0.0.1."""
 
-    def __init__(self, folder: Path, allowed_failures: int = 2):
-        self.folder = folder
+    def __init__(self, folder: Path, allowed_failures: int = 2, hosts=None):
+        self.folder, self.hosts = folder, hosts
         folder.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="ra-dask-"))
         os.chmod(self.tmp, 0o711)  # gradings' folders sit in it: others may cross, not list
@@ -40,7 +42,9 @@ class DaskCluster:
                     "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
         self.address = ""
 
-    def _start(self, argv: list[str], log: str, env: dict, cwd: Path = ROOT) -> subprocess.Popen:
+    def _start(self, argv: list[str], log: str, env: dict, cwd: Path = ROOT, host: str = "") -> subprocess.Popen:
+        if self.hosts is not None:
+            argv, env = self.hosts.run(host, argv), {**env, "RA_HIDDEN": self.hosts.hidden_from(host)}
         with open(self.folder / log, "ab") as out:
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
                                        start_new_session=True)
@@ -50,8 +54,8 @@ class DaskCluster:
     def __enter__(self) -> "DaskCluster":
         scheduler_file = self.folder / "scheduler.json"
         # --no-dashboard still serves HTTP on 0.0.0.0:8787 (distributed 2026.8); an address keeps it on loopback
-        self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", LOOPBACK,
-                     "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env)
+        self._start([DASK, "scheduler", "--host", self._address("scheduler"), "--port", "0", "--dashboard-address",
+                     LOOPBACK, "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env, host="scheduler")
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             if time.monotonic() > deadline or self.processes[0].poll() is not None:
@@ -61,14 +65,16 @@ class DaskCluster:
         self.address = json.loads(scheduler_file.read_text())["address"]
         return self
 
-    def add_worker(self, name: str, *, tree: Path | None = None) -> subprocess.Popen:
-        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from."""
-        env = dict(self.env)
-        if tree is not None:
-            env["PYTHONPATH"] = str(tree)
+    def add_worker(self, name: str, *, tree: Path | None = None, env: dict | None = None) -> subprocess.Popen:
+        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from; `env`:
+        what changes in its environment (a variable None: removed)."""
+        changed = {**self.env, **({"PYTHONPATH": str(tree)} if tree is not None else {}), **(env or {})}
         return self._start([DASK, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--host",
-                            "127.0.0.1", "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log", env,
-                           tree or ROOT)
+                            self._address(name), "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log",
+                           {k: v for k, v in changed.items() if v is not None}, tree or ROOT, host=name)
+
+    def _address(self, host: str) -> str:
+        return "127.0.0.1" if self.hosts is None else self.hosts.address(host)
 
     def wait_for_workers(self, n: int, timeout: float = 180) -> None:
         from distributed import Client
