@@ -17,7 +17,6 @@ from pathlib import Path
 
 NETWORK = "198.18.7"  # RFC 2544's benchmarking range: never routed beyond this machine
 GATEWAY = f"{NETWORK}.1"
-BRIDGE = "ra-hosts0"
 # the mount namespace of a host: every hidden folder under a tmpfs, then the command itself
 HIDE = 'for folder in $RA_HIDDEN; do mount -t tmpfs ra-hidden "$folder" || exit 1; done; exec "$@"'
 
@@ -28,6 +27,7 @@ class Hosts:
         folders of the coordinator's that no host sees."""
         self.names, self.folder, self.hidden = list(names), folder, list(hidden)
         self.namespaces = {name: f"ra-host-{os.getpid()}-{i}" for i, name in enumerate(self.names)}
+        self.bridge = f"ra-hb{os.getpid() % 100000}"  # interface names have 15 characters at most
 
     @staticmethod
     def why_not() -> str | None:
@@ -56,16 +56,16 @@ class Hosts:
 
     def __enter__(self) -> "Hosts":
         try:
-            _ip("link", "add", BRIDGE, "type", "bridge")
-            _ip("addr", "add", f"{GATEWAY}/24", "dev", BRIDGE)
-            _ip("link", "set", BRIDGE, "up")
+            _ip("link", "add", self.bridge, "type", "bridge")
+            _ip("addr", "add", f"{GATEWAY}/24", "dev", self.bridge)
+            _ip("link", "set", self.bridge, "up")
             for i, (name, namespace) in enumerate(self.namespaces.items()):
                 self.folder_of(name).mkdir(parents=True, exist_ok=True)
                 self.folder_of(name).chmod(0o711)
                 veth = f"ra-hv{os.getpid() % 10000}-{i}"
                 _ip("netns", "add", namespace)
                 _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", namespace)
-                _ip("link", "set", veth, "master", BRIDGE)
+                _ip("link", "set", veth, "master", self.bridge)
                 _ip("link", "set", veth, "up")
                 inside = ["ip", "netns", "exec", namespace, "ip"]
                 _run([*inside, "addr", "add", f"{self.address(name)}/24", "dev", "eth0"])
@@ -77,10 +77,11 @@ class Hosts:
         return self
 
     def close(self) -> None:
-        """Remove the namespaces and the bridge (a veth goes with its namespace)."""
+        """Remove the namespaces and the bridge (a veth goes with its namespace, which the kernel frees a few seconds
+        later)."""
         for namespace in self.namespaces.values():
             subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", self.bridge], capture_output=True, check=False)
 
     def __exit__(self, *exc) -> None:
         self.close()
