@@ -90,33 +90,47 @@ def _budget(problem: str) -> str | None:
 def _figures(problem: str) -> str | None:
     figures = json.loads((ROOT / "grader" / "staff" / "figures.json").read_text())
     measured = figures["gradings"][0]["seconds_per_problem"]
-    return None if problem in measured else f"grader/staff/figures.json has no figures for {problem}"
+    return None if problem in measured else (
+        f"grader/staff/figures.json has no figures for {problem}: run `{RECORD}` on a quiet machine (it grades four "
+        "submissions on one core) to rewrite it and docs/graders.md's table")
 
 
 MISTAKES = 6
 WRITE = "python -m grader.staff.checklist --write"
+RECORD = "python -m grader.staff.bench --grade-only --record"
+MUTATION = "python -m tests.meta.mutation --problem <problem> --every-test"
 STEPS = [
     Step("The stub `assignment/<problem>.py`: public names in `__all__`, every function raising "
          "`NotImplementedError`, docstrings that are the spec (the errors they promise go in `tests/documented.py`).",
          _stub),
     Step("The reference `reference/<problem>.py`, the same API.", _file("reference/{}.py")),
     Step("The tests `tests/test_<problem>.py`, marked `pytestmark = pytest.mark.<problem>`, their oracles named in "
-         "the module docstring with the tolerances and why; their strategies in `tests/strategies/<problem>.py`, "
-         "what the staff tools share with them in `tests/common/<problem>.py`, code the worker must run "
-         "(scenarios) in `tests/scenarios/<problem>.py`, where the problem has any.", _tests),
-    Step("The problem and its weights in `grader/registry.py` (`PROBLEMS`, `BEHAVIOURS`; its oracles in `ORACLES`, "
-         "which makes them absent from its worker).", _registry),
-    Step("The 100 points rebalanced: the problems' points in `grader/registry.py` add up to 100.", _hundred),
+         "the module docstring with the tolerances and why. A test calls `impl.<module>.<function>(...)` with plain "
+         "data, and a scenario (`impl.run(scenarios.f, ...)`, in `tests/scenarios/<problem>.py`) only for objects "
+         "built beside the code under test (a model, an optimizer); it checks answers with `tests/checks.py` "
+         "(`expect_int`, `expect_close`, `expect_equal`), whose `hint=` is what the student reads; a test that takes "
+         "`ref` is a differential one. Its strategies in `tests/strategies/<problem>.py`; what the staff tools share "
+         "with the tests, if anything, in `tests/common/<problem>.py`.", _tests),
+    Step("The problem and its weights in `grader/registry.py` (`PROBLEMS`, `BEHAVIOURS`; in `ORACLES` the modules "
+         "whose answers the code under test could take instead of computing its own, which are made absent from "
+         "its worker: a problem with oracles gets a worker of its own).", _registry),
+    Step("The 100 points rebalanced: the problems' points in `grader/registry.py` add up to 100 (`--write`, step "
+         "7, rewrites every heading's points and the number of problems in handout.md; the prose is yours).",
+         _hundred),
     Step(f"At least {MISTAKES} catalogued mistakes in `tests/mistakes/<problem>.py`, each with what it costs "
-         "(`COSTS`).", _mistakes),
-    Step("A handout section `## Problem (<problem>): ...` with its weight table under `### Points` "
-         "(`python -m grader.staff.checklist --write` writes the tables from the registry).", _handout),
+         f"(`COSTS`: `{MUTATION} --profile grade --grading-seed 11 --costs` prints what each one fails).",
+         _mistakes),
+    Step(f"A handout section `## Problem (<problem>): ...`; then `{WRITE}` writes its heading's points and its "
+         "`### Points` (the weight table) from the registry.", _handout),
     Step("compare's inputs in `grader/fingerprints/inputs.py` (`BUILDERS`), or why a function is not comparable "
-         "(`NOT_COMPARABLE`).", _compare_inputs),
-    Step("Its generated tests' grading budgets in `grader/grading_budget.py`, from the mutation data "
-         "(`python -m tests.meta.calibrate`, the commands in its docstring).", _budget),
-    Step("The grader's figures measured again with it (`python -m grader.staff.bench --grade-only --record`: "
-         "`grader/staff/figures.json` and the table in docs/graders.md).", _figures),
+         "(`NOT_COMPARABLE`): inputs that reach each documented error too (compare tells errors apart by class); a "
+         "mistake no answer shows goes into `tests/meta/test_compare.py` `UNFINGERPRINTABLE`, with why.",
+         _compare_inputs),
+    Step("Its generated tests' grading budgets in `grader/grading_budget.py` (`BUDGET`, by test function) from the "
+         f"mutation data: `{MUTATION} --profile calibrate --grading-seed N --json cat-N.json` for N = 1, 2, 3, the "
+         "same with `--differential` once, then `python -m tests.meta.calibrate cat-*.json --python`.", _budget),
+    Step(f"The grader's figures measured again with it (`{RECORD}`, on a quiet machine: `grader/staff/figures.json` "
+         "and the table in docs/graders.md); until then this step's check fails.", _figures),
 ]
 
 
@@ -147,15 +161,41 @@ def handout_weight_tables(text: str | None = None) -> dict[str, str]:
     return tables
 
 
+COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen")
+PROBLEM_COUNT = re.compile(r"^There are (\w+) problems, 100 points\.", re.M)
+
+
+def points_block(problem) -> str:
+    """What follows a problem's `### Points` heading: its points, by behaviour, in the registry's table."""
+    return (f"The {problem.points} points of this problem, by behaviour (`grader/registry.py`; how they are shared "
+            "out:\n[How points are computed](#how-points-are-computed)):\n\n" + weight_table(problem))
+
+
 def with_weight_tables(text: str) -> str:
-    """handout.md's text with the table under each problem's `### Points` rewritten from the registry."""
+    """handout.md's text with what the registry decides rewritten from it: the number of problems, each problem's
+    heading (its title and points) and its `### Points` block (put at the end of its section where it has none).
+    A problem without a section is refused, with the step that adds it."""
+    text = PROBLEM_COUNT.sub(f"There are {COUNTS[len(PROBLEMS)]} problems, 100 points.", text, count=1)
     for problem in PROBLEMS:
-        heading = text.index("\n### Points\n", text.index(f"## Problem ({problem.id}): "))
-        start = text.index("\n|", heading) + 1
-        end = text.find("\n", start)
-        while text.startswith("|", end + 1):
-            end = text.find("\n", end + 1)
-        text = text[:start] + weight_table(problem) + text[end:]
+        heading = re.search(rf"^## Problem \({problem.id}\): .*$", text, re.M)
+        if heading is None:
+            raise SystemExit(f"handout.md has no section '## Problem ({problem.id}): ...' (docs/contributing.md, "
+                             f"step 7): write it, then run `{WRITE}` again, which writes its ### Points")
+        text = text[:heading.start()] + f"## Problem ({problem.id}): {problem.title} ({problem.points} points)" \
+            + text[heading.end():]
+        start = heading.start()
+        after = re.search(r"^## ", text[start + 1:], re.M)
+        end = start + 1 + after.start() if after else len(text)
+        section = text[start:end].rstrip("\n") + "\n"
+        head, found, body = section.partition("\n### Points\n")
+        lines = body.split("\n") if found else []
+        table = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+        stop = table if table is None else next(
+            (i for i in range(table, len(lines)) if not lines[i].startswith("|")), len(lines))
+        rest = "\n".join(lines[stop:] if table is not None else lines).strip("\n")  # what follows the table
+        section = f"{head}\n### Points\n\n{points_block(problem)}\n" + (f"\n{rest}\n" if rest else "")
+        text = text[:start] + section + "\n" * bool(after) + text[end:]
     return text
 
 

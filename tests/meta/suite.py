@@ -20,6 +20,19 @@ def grader_env() -> dict[str, str]:
     return {**env, "RA_GRADING_SECRET": GRADING_SECRET}
 
 
+def problems_selected(request, fixture: str) -> list[str] | None:
+    """The problems of the tests this session runs that use `fixture`, each parametrized by a catalogued `mistake`:
+    `-k <problem>` makes the fixture's work one problem's. None (all) where such a test is of no one mistake."""
+    problems = set()
+    for item in request.session.items:
+        if fixture in getattr(item, "fixturenames", ()):
+            mistake = item.callspec.params.get("mistake") if hasattr(item, "callspec") else None
+            if mistake is None:
+                return None
+            problems.add(mistake.problem)
+    return sorted(problems)
+
+
 def problems_with_tests() -> list[str]:
     return [p.id for p in PROBLEMS if (ROOT / p.test_file).exists()]
 

@@ -113,6 +113,33 @@ def test_the_handout_shows_each_problems_weight_table():
 
 
 
+
+def _without_points(text: str, problem: str, heading_too: bool) -> str:
+    """handout.md's `text` with `problem`'s points block cut (its `### Points` heading too, with `heading_too`)."""
+    start = text.index(f"## Problem ({problem}):")
+    body = text.index("\n### Points\n", start) + (0 if heading_too else len("\n### Points\n"))
+    return text[:body] + text[text.index("\n", text.index("| **total** |", body)):]
+
+
+@pytest.mark.parametrize("problem", [PROBLEMS[0].id, PROBLEMS[5].id, PROBLEMS[-1].id])  # first, inside, last
+def test_writing_the_tables_writes_a_new_problems_points_and_touches_no_other_section(problem):
+    handout = (ROOT / "handout.md").read_text()
+    assert checklist.with_weight_tables(handout) == handout
+    for heading_too in (False, True):
+        assert checklist.with_weight_tables(_without_points(handout, problem, heading_too)) == handout, (
+            f"{problem}'s ### Points written from the registry{' (and its heading)' * heading_too}")
+    first = PROBLEMS[0]
+    wrong = handout.replace(f"({first.points} points)", f"({first.points + 1} points)", 1)
+    wrong = re.sub(r"^There are \w+ problems", "There are two problems", wrong, flags=re.M)
+    assert checklist.with_weight_tables(wrong) == handout, "the headings' points and the number of problems too"
+
+
+def test_writing_the_tables_of_a_problem_without_a_section_names_the_step():
+    handout = (ROOT / "handout.md").read_text()
+    problem = PROBLEMS[3].id
+    with pytest.raises(SystemExit, match=rf"no section '## Problem \({problem}\): \.\.\.' .*step 7"):
+        checklist.with_weight_tables(handout.replace(f"## Problem ({problem}):", "## Problem (gone):"))
+
 # -- adding a problem: docs/contributing.md's checklist, each part by name ---------------------------------------------
 
 @pytest.mark.parametrize("problem", [p.id for p in PROBLEMS])

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from grader.registry import BY_ID, PROBLEMS
+from tests.meta.suite import problems_selected
 from tests.mistakes import and_what_waits, behaviours_of, catalog
 
 # These run whole suites in subprocesses: far past the per-test default of 120 s on a loaded machine.
@@ -21,10 +22,11 @@ HELD_OUT_SEED = 11  # grader/grading_budget.py was calibrated on seeds 1, 2 and 
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def results(request, tmp_path_factory):
     out = tmp_path_factory.mktemp("mutation") / "results.json"
+    only = [f"--problem={p}" for p in problems_selected(request, "results") or ()]
     subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--profile", "grade", "--grading-seed",
-                    str(HELD_OUT_SEED), "--every-test", "--json", str(out)], check=False, timeout=1800)
+                    str(HELD_OUT_SEED), "--every-test", "--json", str(out), *only], check=False, timeout=1800)
     return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
 
 
