@@ -23,19 +23,10 @@ from grader.harness.sandbox import Layers
 from grader.matches import Matches
 from grader.messages import GRADER_FAILED, UNREADABLE
 from grader.runner import Limits
-from grader.scoring import BehaviourScore, ProblemScore, TestScore, results_json, table
+from grader.scoring import results_json, scores_from, table
 from grader.submission import SubmissionError
 
 RECORD = "grading.json"
-
-
-def scores_from(data: list[dict]) -> list[ProblemScore]:
-    """ProblemScore objects from their asdict() form (a task's JSON, a grading.json)."""
-    return [ProblemScore(p["id"], p["title"], p["points"],
-                         [BehaviourScore(b["name"], b["points"], [TestScore(**t) for t in b["tests"]],
-                                         requires=b.get("requires", ()), withheld=b.get("withheld", False),
-                                         fixed=b.get("fixed", {}))
-                          for b in p["behaviours"]]) for p in data]
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -62,11 +53,27 @@ def _why_regrade(previous: dict | None, content: str, official: str, options: di
         return "its last grading did not finish"
     if previous.get("content") != content:
         return "the submission changed"
-    if previous.get("grader") != official:
-        return "the grader changed"
     if previous.get("options") != options:
         return "the grading options changed"
+    if previous.get("grader") != official:
+        return "the grader changed"
     return None
+
+
+def _touched(previous: dict, hashes: dict[str, str], ids: list[str]) -> list[str] | None:
+    """The problems of `ids` a grader change touched, where it touched their own files alone (cluster.problem_hashes)
+    and the earlier grading was scored without a flag: those alone need grading again. None: all of them."""
+    before = previous.get("hashes")
+    if previous.get("status") != "ok" or not before or before.get("") != hashes[""]:
+        return None
+    touched = [p for p in ids if before.get(p) != hashes[p]]
+    return touched if 0 < len(touched) < len(ids) else None
+
+
+def _partly(previous: dict, touched: list[str]) -> dict:
+    """What a job grading `touched` alone carries of the earlier grading: the other problems' results."""
+    return {"problems": touched, "kept": {"scores": [p for p in previous["scores"] if p["id"] not in touched],
+                                          "fingerprints": previous.get("fingerprints")}}
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
@@ -94,7 +101,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                   "so that no submission reads another's files or results", file=sys.stderr)
     chosen = [p for p in registry.PROBLEMS if not problems or p.id in problems]
     ids = [p.id for p in chosen]
-    official = cluster.official_hash()
+    official, hashes = cluster.official_hash(), cluster.problem_hashes()
     check = cluster.secret_check(secret)
     options = {"problems": sorted(problems) if problems else None, "limits": asdict(limits),
                "fingerprints": fingerprints, "sandbox": mode, "secret": check}
@@ -107,6 +114,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     graded_all: dict[str, Graded] = {}
     records: dict[str, dict] = {}
     todo: list[tuple[Path, bytes, str]] = []
+    partly: dict[str, dict] = {}  # submission -> what its job carries where a grader fix touched some problems alone
     regrades: list[dict] = []
     kept: list[str] = []
     for submission in submissions:
@@ -124,6 +132,10 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
             records[submission.name] = previous
             kept.append(submission.name)
             continue
+        touched = _touched(previous, hashes, ids) if why == "the grader changed" else None
+        if touched:
+            why = f"the grader changed for {', '.join(touched)} alone: graded again, the other problems' results kept"
+            partly[submission.name] = _partly(previous, touched)
         if why != "new":
             regrades.append({"name": submission.name, "why": why, "before": previous.get("total"),
                              "status_before": previous.get("status")})
@@ -143,7 +155,8 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                   "fingerprints", file=sys.stderr)
             cluster.fingerprinter_for(ids, mode, limits,
                                       build=lambda: fingerprinter(ids, layers, limits, up_front=True))
-        by_future = {engine.submit({**base, "name": s.name, "data": data}): (s, content) for s, data, content in todo}
+        by_future = {engine.submit({**base, "name": s.name, "data": data, **partly.get(s.name, {})}): (s, content)
+                     for s, data, content in todo}
         start = time.monotonic()
         with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
             for future in engine.as_completed(list(by_future)):
@@ -153,6 +166,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                     engine.cancel(by_future)
                     raise cluster.ClusterError(result["refused"])
                 graded, record = _write(submission, out / submission.stem, result, content, official, options)
+                record["hashes"] = hashes
                 graded_all[submission.name] = graded
                 records[submission.name] = record
                 bar.set_postfix_str(submission.name[:40])

@@ -36,7 +36,7 @@ from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
-from grader import OFFICIAL_ROOT
+from grader import OFFICIAL_ROOT, registry
 from grader.harness.boundary import STAFF, WORKSPACE
 from grader.submission import MAX_FILE_BYTES, SubmissionError
 
@@ -59,24 +59,50 @@ def official_hash() -> str:
     global _hash
     with _hash_lock:
         if _hash is None:
-            digest = hashlib.sha256(f"python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
-            for name in VERSIONED:
-                try:
-                    digest.update(f"{name} {metadata.version(name)}\0".encode())
-                except metadata.PackageNotFoundError:
-                    digest.update(f"{name} -\0".encode())
-            for entry in HASHED:
-                root = OFFICIAL_ROOT / entry
-                files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-                for path in files:
-                    rel = path.relative_to(OFFICIAL_ROOT)
-                    if "__pycache__" in rel.parts or path.suffix == ".pyc" or any(
-                            part.startswith(".") for part in rel.parts) or rel.as_posix().startswith(NOT_HASHED):
-                        continue
-                    content = path.read_bytes()
-                    digest.update(f"\0{rel.as_posix()}\0{len(content)}\0".encode() + content)
+            digest = hashlib.sha256(_versions())
+            for rel, content in _official_files():
+                digest.update(f"\0{rel}\0{len(content)}\0".encode() + content)
             _hash = digest.hexdigest()
         return _hash
+
+
+def problem_hashes() -> dict[str, str]:
+    """official_hash in parts: for each problem, a content hash of the files that are its own (PROBLEM_FILES: its
+    stub, reference, tests, strategies, scenarios, shared test code and catalogued mistakes), and under "" one of
+    everything else (the grader, the rubric, the tests' common code, the versions), a change to which concerns every
+    problem. A grader fix that changes one problem's files alone regrades that problem alone (grader/batch.py)."""
+    owner = {path.format(module=p.module, id=p.id): p.id for p in registry.PROBLEMS for path in PROBLEM_FILES}
+    digests = {"": hashlib.sha256(_versions()), **{p.id: hashlib.sha256() for p in registry.PROBLEMS}}
+    for rel, content in _official_files():
+        digests[owner.get(rel, "")].update(f"\0{rel}\0{len(content)}\0".encode() + content)
+    return {name: digest.hexdigest() for name, digest in digests.items()}
+
+
+PROBLEM_FILES = ("assignment/{module}.py", "reference/{module}.py", "tests/test_{id}.py", "tests/strategies/{id}.py",
+                 "tests/scenarios/{id}.py", "tests/common/{id}.py", "tests/mistakes/{id}.py")
+
+
+def _versions() -> bytes:
+    found = [f"python {sys.version_info[0]}.{sys.version_info[1]}\0"]
+    for name in VERSIONED:
+        try:
+            found.append(f"{name} {metadata.version(name)}\0")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} -\0")
+    return "".join(found).encode()
+
+
+def _official_files():
+    """(path relative to the official root, content) of each file official_hash covers, in a fixed order."""
+    for entry in HASHED:
+        root = OFFICIAL_ROOT / entry
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            rel = path.relative_to(OFFICIAL_ROOT)
+            if "__pycache__" in rel.parts or path.suffix == ".pyc" or any(
+                    part.startswith(".") for part in rel.parts) or rel.as_posix().startswith(NOT_HASHED):
+                continue
+            yield rel.as_posix(), path.read_bytes()
 
 
 def secret_check(secret: bytes | None) -> str | None:
@@ -220,7 +246,8 @@ def grade_task(job: dict) -> str:
     limits) and return, as JSON: name, status, seconds, scores (the ProblemScore data), fingerprints, results
     (results.json's text), operator (the grader's lines for the operator), worker, or only `refused` and worker.
     `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
-    secret_file, batch (an id for the start events)."""
+    secret_file, batch (an id for the start events), and where only some problems are graded again, kept (the
+    others' scores and fingerprints, grade_submission's `kept`)."""
     from grader.grading import grade_submission
     from grader.harness import sandbox
     from grader.runner import Limits
@@ -238,8 +265,6 @@ def grade_task(job: dict) -> str:
         Path(job["secret_file"]) if job["secret_file"] else None)
     shared = None
     if job["fingerprints"]:
-        from grader import registry
-
         ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
         shared, _ = fingerprinter_for(ids, job["sandbox"], limits)
     with tempfile.TemporaryDirectory(prefix="ra-batch-") as tmp:
@@ -248,7 +273,7 @@ def grade_task(job: dict) -> str:
         operator: list[str] = []
         with cpu_share(job.get("cpu_shares")) as share:
             graded = grade_submission(path, Path(tmp, "out", "results.json"), limits, problems, layers, secret,
-                                      shared, share, operator=operator)
+                                      shared, share, operator=operator, kept=job.get("kept"))
         # the student reads the submission's name, not this worker's temporary folder
         results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
     found = graded.fingerprints and graded.fingerprints.data()

@@ -52,7 +52,7 @@ def reserved(limit: float) -> float:
 
 def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
                      secret: bytes | None, fingerprinter=None, cpu_share=None,
-                     operator: list[str] | None = None, on_problem=None) -> Graded:
+                     operator: list[str] | None = None, on_problem=None, kept: dict | None = None) -> Graded:
     """Grade one submission in a sandbox and write its results.json, in every case, once every process of
     the submission is dead. The generated tests draw their inputs from the course `secret` and the
     submission's modules (None: local mode, the public inputs). With a `fingerprinter` (grader/fingerprints/'s
@@ -63,7 +63,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time limit, counted from
     here, so that results.json is written within it; with `cpu_share`
     (grader/cpushare.py) it gets that share of the CPUs. `on_problem(line)` is given a line per problem as
-    its tests finish (its score by the tests alone, and its seconds), while the run goes on."""
+    its tests finish (its score by the tests alone, and its seconds), while the run goes on. `kept`: the scores and
+    fingerprints (their data, as an earlier grading.json holds them) of problems graded before and not now, which
+    the results show beside those of `problems` (grader/batch.py regrades what a grader fix touched alone)."""
     start = time.monotonic()
     notes: list[str] = []
     scores = []
@@ -99,6 +101,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             operator += run.report_faults + ["pytest's output:\n" + run.log[-3000:]]
         else:
             scores = score_run(run)
+            regraded = scores
+            if kept:
+                scores = _beside(scores, scoring.scores_from(kept["scores"]))
             graded = {p.id for p in scores}
             broken = {p: line for p, line in (scoring.import_errors(scores) | broken).items() if p in graded}
             missing = frozenset(m for m in workspace.missing if m in graded)
@@ -125,7 +130,11 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if run.timed_out:
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
             elif fingerprinter is not None:
-                found = _fingerprint(fingerprinter, submission, scores, untouched | set(broken), limits, start)
+                found = _fingerprint(fingerprinter, submission, regraded, untouched | set(broken), limits, start)
+                if kept and kept.get("fingerprints"):
+                    now = {p.id for p in regraded}
+                    found = found.with_problems_of(Matches.from_data(kept["fingerprints"]),
+                                                   [p.id for p in scores if p.id not in now])
                 operator += [f"fingerprints: {found.error}"] * bool(found.error)
                 evidence += [f"[fingerprints] {line}" for line in found.review]
                 operator += ["flagged for review while fingerprinted: " + line for line in found.review]
@@ -150,6 +159,12 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {printable(line)}", file=sys.stderr)
     return Graded(submission, scores, text, status, seconds, found, untouched)
+
+
+def _beside(graded: list[ProblemScore], kept: list[ProblemScore]) -> list[ProblemScore]:
+    """The problems graded now and those kept, in the registry's order (those graded now where both are)."""
+    by_id = {p.id: p for p in kept} | {p.id: p for p in graded}
+    return [by_id[p.id] for p in registry.PROBLEMS if p.id in by_id]
 
 
 def progress_line(problem: str, collected: list[dict], records: dict[str, dict]) -> str:

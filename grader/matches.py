@@ -35,3 +35,14 @@ class Matches:
     def from_data(cls, data: dict) -> "Matches":
         functions = {name: FunctionMatch(**found) for name, found in data.get("functions", {}).items()}
         return cls(**{**data, "functions": functions})
+
+    def with_problems_of(self, other: "Matches", problems: list[str]) -> "Matches":
+        """These matches, with `other`'s for `problems` (kept from an earlier grading) beside them."""
+        def kept(key: str) -> bool:
+            return key.split(".", 1)[0] in problems
+
+        return Matches({**self.functions, **{k: v for k, v in other.functions.items() if kept(k)}},
+                       {**self.descriptions, **{k: v for k, v in other.descriptions.items() if kept(k)}},
+                       [*self.problems, *(p for p in other.problems if p in problems)],
+                       [*self.ran, *(p for p in other.ran if p in problems)], self.error, self.review,
+                       self.timed_out, self.seconds)

@@ -186,6 +186,15 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
     return scores
 
 
+def scores_from(data: list[dict]) -> list[ProblemScore]:
+    """ProblemScore objects from their asdict() form (a task's JSON, a grading.json)."""
+    return [ProblemScore(p["id"], p["title"], p["points"],
+                         [BehaviourScore(b["name"], b["points"], [TestScore(**t) for t in b["tests"]],
+                                         requires=b.get("requires", ()), withheld=b.get("withheld", False),
+                                         fixed=b.get("fixed", {}))
+                          for b in p["behaviours"]]) for p in data]
+
+
 def _withhold(result: ProblemScore, requires: dict[str, tuple[str, ...]]) -> None:
     """A behaviour that checks only a property earns nothing unless every behaviour it requires (the exact
     values of the functions it calls) passed in full; one that did not run has not passed."""

@@ -152,14 +152,23 @@ def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, clust
     assert "Given to another worker after theirs died: " in (out / "report.md").read_text()
 
 
-def test_a_worker_with_another_official_tree_is_refused(submissions, tmp_path):
-    tree = tmp_path / "other-tree"
+def official_tree(folder):
+    """A copy of the official tree and the grader, to change as a grader fix would."""
     for entry in ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml"):
         copy = shutil.copytree if (ROOT / entry).is_dir() else shutil.copy2
-        copy(ROOT / entry, tree / entry, **({"ignore": shutil.ignore_patterns("__pycache__")}
-                                             if (ROOT / entry).is_dir() else {}))
-    with open(tree / "tests" / f"test_{PROBLEM}.py", "a") as f:
-        f.write("\n# a grader fix this worker has and the coordinator has not\n")
+        copy(ROOT / entry, folder / entry, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                               if (ROOT / entry).is_dir() else {}))
+    return folder
+
+
+def fix(tree, path: str) -> None:
+    with open(tree / path, "a") as f:
+        f.write("\n# a grader fix\n")
+
+
+def test_a_worker_with_another_official_tree_is_refused(submissions, tmp_path):
+    tree = official_tree(tmp_path / "other-tree")
+    fix(tree, f"tests/test_{PROBLEM}.py")  # a grader fix this worker has and the coordinator has not
     with DaskCluster(tmp_path / "dask") as other:
         other.add_worker("other", tree=tree)
         other.wait_for_workers(1)
@@ -210,3 +219,35 @@ def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
     assert results["score"] == 0 and GRADER_FAILED in results["output"]
     row = batch_module._row(graded, record, ["tensors"])
     assert row[1] == "error" and row[-1] == record["reason"]
+
+
+def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
+    """grader/batch.py: a fix that changes one problem's own files (cluster.problem_hashes) grades that problem
+    again and keeps the others' results; a fix to what every problem shares grades them all."""
+    tree = official_tree(tmp_path / "tree")
+    folder, out = tmp_path / "submissions", tmp_path / "grades"
+    (folder / "partial").mkdir(parents=True)
+    shutil.copy(SAMPLE / "flops.py", folder / "partial" / "flops.py")
+    shutil.copy(ROOT / "assignment" / "memory.py", folder / "partial" / "memory.py")
+
+    def batch_in_tree():
+        done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem",
+                               "flops", "--problem", "memory", "--jobs", "1", "--no-fingerprints"], cwd=tree,
+                              env={**grader_env(), "PYTHONPATH": str(tree)}, capture_output=True, text=True,
+                              timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        results = json.loads((out / "partial" / "results.json").read_text())
+        ran = sorted(results["extra_data"].pop("seconds_per_problem"))
+        del results["extra_data"]["examples_per_problem"]  # figures of the run: of the problems graded in it
+        return without_times(results), ran, out / "report.md"
+
+    first, graded_now, _ = batch_in_tree()
+    assert graded_now == ["flops", "memory"] and first["score"] > 0
+    fix(tree, "tests/test_memory.py")
+    again, graded_now, report = batch_in_tree()
+    assert graded_now == ["memory"], "flops' own files did not change: its results are kept"
+    assert again == first, "the same results, the kept problem's and the graded one's"
+    assert "partial: the grader changed for memory alone" in report.read_text()
+    fix(tree, "tests/checks.py")  # what every problem's tests share
+    _, graded_now, report = batch_in_tree()
+    assert graded_now == ["flops", "memory"] and "partial: the grader changed)" in report.read_text()
