@@ -61,14 +61,22 @@ class DaskCluster:
         self.address = json.loads(scheduler_file.read_text())["address"]
         return self
 
-    def add_worker(self, name: str, *, tree: Path | None = None) -> subprocess.Popen:
-        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from."""
+    def add_worker(self, name: str, *, tree: Path | None = None, command: list[str] | None = None,
+                   uid: int | None = None) -> subprocess.Popen:
+        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from;
+        `command`: what starts `dask worker` (default: this installation's `dask`), which runs as `uid` (default:
+        this process's) with a temporary folder of that user's, in the cluster's."""
         env = dict(self.env)
         if tree is not None:
             env["PYTHONPATH"] = str(tree)
-        return self._start([DASK, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--host",
-                            "127.0.0.1", "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log", env,
-                           tree or ROOT)
+        if uid is not None:
+            own = self.tmp / f"user-{uid}"
+            own.mkdir(mode=0o700, exist_ok=True)
+            os.chown(own, uid, -1)
+            env.update(TMPDIR=str(own), HOME=str(own))
+        return self._start([*(command or [DASK]), "worker", self.address, "--nworkers", "1", "--nthreads", "1",
+                            "--host", "127.0.0.1", "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log",
+                           env, tree or ROOT)
 
     def wait_for_workers(self, n: int, timeout: float = 180) -> None:
         from distributed import Client
