@@ -1,17 +1,17 @@
 """Grade a class on a Slurm cluster: dask-jobqueue's SLURMCluster submits `dask worker` jobs, then `batch
 --scheduler` grades through them, then the jobs are cancelled. Run on the login node, as the course's user:
 
-    python -m grader.staff.slurm --queue cpu --jobs 10 --cores 8 --processes 4 --memory 16GB \\
+    python -m grader.staff.slurm --queue cpu --jobs 5 --cores 8 --memory 16GB \\
         --walltime 04:00:00 --job-prologue 'export RA_GRADING_SECRET_FILE=$HOME/.course-secret' \\
         -- SUBMISSIONS/ --out grades/ --secret-file ~/.course-secret
 
 What follows `--` is batch's command line (`resource-grader batch --help`), without --scheduler. `--python` (by
-default this interpreter) is what the jobs run `dask worker` with: the same installation on every node (a venv
-on the shared file system, made with a Python that the job's user can run). Each worker process has one
-thread (a grading is processes of its own); the scheduler listens at `--host` (an address the compute nodes
-reach), every HTTP server (dashboards, /health) on loopback. Slurm's own commands (sbatch, squeue, scancel)
-must work here: SLURM_CONF and the munge socket as the site sets them. The exit status is batch's, or 2 when
-no worker joined within `--wait` seconds.
+default this interpreter) is what the jobs run `dask worker` with: the same installation on every node (a venv on
+the shared file system, made with a Python that the job's user can run). A job runs one worker process of one
+thread a core (a grading is processes of its own, docs/graders.md); the scheduler listens at `--host` (an address
+the compute nodes reach), every HTTP server (dashboards, /health) on loopback. Slurm's own commands (sbatch,
+squeue, scancel) must work here: SLURM_CONF and the munge socket as the site sets them. The exit status is
+batch's, or 2 when no worker joined within `--wait` seconds.
 """
 
 import argparse
@@ -30,9 +30,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queue", help="the Slurm partition (default: the cluster's default)")
     parser.add_argument("--jobs", type=int, default=1, help="how many Slurm jobs (default 1)")
-    parser.add_argument("--cores", type=int, default=1, help="CPU cores a job asks for (default 1)")
-    parser.add_argument("--processes", type=int, default=1,
-                        help="dask worker processes a job runs, one grading each (default 1: one a core is best)")
+    parser.add_argument("--cores", type=int, default=1,
+                        help="CPU cores a job asks for, and its worker processes, one a core (default 1)")
     parser.add_argument("--memory", default="2GB", help="memory a job asks for (default 2GB)")
     parser.add_argument("--walltime", default="01:00:00", help="a job's time limit (default 01:00:00)")
     parser.add_argument("--python", default=sys.executable,
@@ -52,7 +51,7 @@ def slurm_cluster(options: argparse.Namespace):
     from dask_jobqueue import SLURMCluster
 
     scheduler = {"dashboard_address": LOOPBACK, **({"host": options.host} if options.host else {})}
-    return SLURMCluster(queue=options.queue, cores=options.cores, processes=options.processes,
+    return SLURMCluster(queue=options.queue, cores=options.cores, processes=options.cores,
                         memory=options.memory, walltime=options.walltime, python=options.python,
                         job_script_prologue=options.job_prologue, job_extra_directives=options.job_directive,
                         worker_extra_args=["--dashboard-address", LOOPBACK], scheduler_options=scheduler)
