@@ -28,16 +28,19 @@ LOOPBACK = "127.0.0.1:0"  # the HTTP servers' address: loopback, any free port
 
 class DaskCluster:
     """`with DaskCluster(tmp) as c: c.add_worker(); ... c.address`. `allowed_failures`: the scheduler's
-    distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died)."""
+    distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died).
+    `tls`: Dask's TLS settings as environment variables (DASK_DISTRIBUTED__COMM__...), given to every process of
+    the cluster and to this one's client: the scheduler then listens on tls:// alone."""
 
-    def __init__(self, folder: Path, allowed_failures: int = 2):
+    def __init__(self, folder: Path, allowed_failures: int = 2, tls: dict[str, str] | None = None):
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="ra-dask-"))
         os.chmod(self.tmp, 0o711)  # gradings' folders sit in it: others may cross, not list
         self.processes: list[subprocess.Popen] = []
         self.env = {**grader_env(), "TMPDIR": str(self.tmp),
-                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
+                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures), **(tls or {})}
+        self.tls = tls or {}
         self.address = ""
 
     def _start(self, argv: list[str], log: str, env: dict, cwd: Path = ROOT) -> subprocess.Popen:
@@ -50,8 +53,9 @@ class DaskCluster:
     def __enter__(self) -> "DaskCluster":
         scheduler_file = self.folder / "scheduler.json"
         # --no-dashboard still serves HTTP on 0.0.0.0:8787 (distributed 2026.8); an address keeps it on loopback
-        self._start([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", LOOPBACK,
-                     "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env)
+        protocol = ["--protocol", "tls"] if self.tls else []
+        self._start([DASK, "scheduler", *protocol, "--host", "127.0.0.1", "--port", "0", "--dashboard-address",
+                     LOOPBACK, "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env)
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             if time.monotonic() > deadline or self.processes[0].poll() is not None:
@@ -80,8 +84,12 @@ class DaskCluster:
 
     def wait_for_workers(self, n: int, timeout: float = 180) -> None:
         from distributed import Client
+        from distributed.security import Security
 
-        with Client(self.address, timeout=60) as client:
+        security = Security(require_encryption=True, tls_ca_file=self.tls["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"],
+                            tls_client_cert=self.tls["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
+                            tls_client_key=self.tls["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"]) if self.tls else None
+        with Client(self.address, timeout=60, security=security) as client:
             client.wait_for_workers(n, timeout=timeout)
 
     def logs(self) -> str:
