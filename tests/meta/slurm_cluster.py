@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 
 PACKAGES = ("slurm-wlm", "munge")
-DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "scancel")
+TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "sinfo", "squeue", "scancel")  # the daemons, the commands used here
 PARTITION = "grading"
 
 
 def missing() -> str | None:
     """Why a Slurm cluster cannot run here (None: it can), after installing the packages where that is allowed."""
-    if all(shutil.which(tool, path=_path()) for tool in DAEMONS):
+    if all(shutil.which(tool, path=_path()) for tool in TOOLS):
         return None
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         return f"Slurm is not installed and cannot be here (not root, or no apt-get): {' '.join(PACKAGES)}"
@@ -34,7 +34,7 @@ def missing() -> str | None:
         if done.returncode != 0:
             return f"{' '.join(command)} failed: {(done.stderr or done.stdout).strip()[-500:]}"
     stop_started_services()
-    absent = [tool for tool in DAEMONS if not shutil.which(tool, path=_path())]
+    absent = [tool for tool in TOOLS if not shutil.which(tool, path=_path())]
     return f"installed {' '.join(PACKAGES)}, yet {absent} not found" if absent else None
 
 
