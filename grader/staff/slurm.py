@@ -22,10 +22,7 @@ LOOPBACK = "127.0.0.1:0"  # the HTTP servers' address: loopback, any free port
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     """This command's options, and batch's arguments (what follows `--`)."""
-    if "--" not in argv:
-        raise SystemExit("python -m grader.staff.slurm [OPTIONS] -- FOLDER --out OUT [batch options]: the `--` "
-                         "and batch's arguments are missing")
-    split = argv.index("--")
+    split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(prog="python -m grader.staff.slurm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--queue", help="the Slurm partition (default: the cluster's default)")
@@ -43,7 +40,10 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help="an extra #SBATCH option, such as --chdir=/shared/tmp (repeatable)")
     parser.add_argument("--wait", type=float, default=600,
                         help="seconds to wait for the first worker to join (default 600: jobs may queue)")
-    return parser.parse_args(argv[:split]), argv[split + 1:]
+    options = parser.parse_args(argv[:split])
+    if split == len(argv):
+        parser.error("batch's arguments are missing: python -m grader.staff.slurm [OPTIONS] -- FOLDER --out OUT ...")
+    return options, argv[split + 1:]
 
 
 def slurm_cluster(options: argparse.Namespace):
