@@ -4,7 +4,8 @@
 #                and the meta-tests (stubs fail, every catalogued mistake is caught, API agrees) but the slow
 #                tier (its time and that of `make slow`: `python -m grader.staff.bench --make-test`)
 #   make slow    the slow tier of the meta-tests (marked `slow`): the hostile corpus in both sandbox modes, the
-#                Gradescope image, a Dask cluster, cgroup v2 in a virtual machine. CI runs `make test` and then
+#                Gradescope image, a Dask cluster (with TLS, with workers that are not root, on a one-node Slurm
+#                cluster that it installs when missing), cgroup v2 in a virtual machine. CI runs `make test` and then
 #                `make slow`
 #   make release, make gradescope   course staff: the student repository, Gradescope's autograder zip
 PYTHON ?= python3

@@ -329,6 +329,11 @@ class Engine:
             self.client = Client(self.cluster)
             self.where = f"this machine, {jobs} at a time (an in-process Dask cluster)"
         else:
+            tls = ("distributed.comm.tls.ca-file", "distributed.comm.tls.client.cert")
+            if address.startswith("tls://") and not all(dask.config.get(key, None) for key in tls):
+                raise ClusterError(f"{address} speaks TLS, and this client has no CA file or certificate: Dask's "
+                                   "settings DASK_DISTRIBUTED__COMM__TLS__CA_FILE, ..._CLIENT__CERT and "
+                                   "..._CLIENT__KEY (docs/graders.md, TLS)")
             try:
                 self.client = Client(address, timeout=30)
             except OSError as exc:

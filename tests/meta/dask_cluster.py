@@ -30,16 +30,19 @@ class DaskCluster:
     """`with DaskCluster(tmp) as c: c.add_worker(); ... c.address`. `allowed_failures`: the scheduler's
     distributed.scheduler.allowed-failures (how often a task is given to another worker after its worker died).
     `hosts` (tests/meta/hosts.py): the scheduler on the host named "scheduler" and each worker on the host of its
-    name, each listening on its host's address, instead of all on 127.0.0.1."""
+    name, each listening on its host's address, instead of all on 127.0.0.1. `tls`: Dask's TLS settings as
+    environment variables (DASK_DISTRIBUTED__COMM__...), given to every process of the cluster and to this one's
+    client: the scheduler then listens on tls:// alone."""
 
-    def __init__(self, folder: Path, allowed_failures: int = 2, hosts=None):
+    def __init__(self, folder: Path, allowed_failures: int = 2, hosts=None, tls: dict[str, str] | None = None):
         self.folder, self.hosts = folder, hosts
         folder.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(tempfile.mkdtemp(prefix="ra-dask-"))
         os.chmod(self.tmp, 0o711)  # gradings' folders sit in it: others may cross, not list
         self.processes: list[subprocess.Popen] = []
         self.env = {**grader_env(), "TMPDIR": str(self.tmp),
-                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures)}
+                    "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed_failures), **(tls or {})}
+        self.tls = tls or {}
         self.address = ""
 
     def _start(self, argv: list[str], log: str, env: dict, cwd: Path = ROOT, host: str = "") -> subprocess.Popen:
@@ -54,8 +57,10 @@ class DaskCluster:
     def __enter__(self) -> "DaskCluster":
         scheduler_file = self.folder / "scheduler.json"
         # --no-dashboard still serves HTTP on 0.0.0.0:8787 (distributed 2026.8); an address keeps it on loopback
-        self._start([DASK, "scheduler", "--host", self._address("scheduler"), "--port", "0", "--dashboard-address",
-                     LOOPBACK, "--scheduler-file", str(scheduler_file)], "scheduler.log", self.env, host="scheduler")
+        protocol = ["--protocol", "tls"] if self.tls else []
+        self._start([DASK, "scheduler", *protocol, "--host", self._address("scheduler"), "--port", "0",
+                     "--dashboard-address", LOOPBACK, "--scheduler-file", str(scheduler_file)], "scheduler.log",
+                    self.env, host="scheduler")
         deadline = time.monotonic() + 120
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             if time.monotonic() > deadline or self.processes[0].poll() is not None:
@@ -65,21 +70,34 @@ class DaskCluster:
         self.address = json.loads(scheduler_file.read_text())["address"]
         return self
 
-    def add_worker(self, name: str, *, tree: Path | None = None, env: dict | None = None) -> subprocess.Popen:
-        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from; `env`:
-        what changes in its environment (a variable None: removed)."""
-        changed = {**self.env, **({"PYTHONPATH": str(tree)} if tree is not None else {}), **(env or {})}
-        return self._start([DASK, "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--host",
-                            self._address(name), "--dashboard-address", LOOPBACK, "--name", name], f"{name}.log",
-                           {k: v for k, v in changed.items() if v is not None}, tree or ROOT, host=name)
+    def add_worker(self, name: str, *, tree: Path | None = None, command: list[str] | None = None,
+                   uid: int | None = None, env: dict | None = None) -> subprocess.Popen:
+        """A worker (its nanny's process); `tree`: a copy of the official tree it imports the grader from;
+        `command`: what starts `dask worker` (default: this installation's `dask`), which runs as `uid` (default:
+        this process's) with a temporary folder of that user's, in the cluster's; `env`: what else changes in its
+        environment (a variable None: removed)."""
+        changed = {**self.env, **({"PYTHONPATH": str(tree)} if tree is not None else {})}
+        if uid is not None:
+            own = self.tmp / f"user-{uid}"
+            own.mkdir(mode=0o700, exist_ok=True)
+            os.chown(own, uid, -1)
+            changed.update(TMPDIR=str(own), HOME=str(own))
+        changed.update(env or {})
+        return self._start([*(command or [DASK]), "worker", self.address, "--nworkers", "1", "--nthreads", "1",
+                            "--host", self._address(name), "--dashboard-address", LOOPBACK, "--name", name],
+                           f"{name}.log", {k: v for k, v in changed.items() if v is not None}, tree or ROOT, host=name)
 
     def _address(self, host: str) -> str:
         return "127.0.0.1" if self.hosts is None else self.hosts.address(host)
 
     def wait_for_workers(self, n: int, timeout: float = 180) -> None:
         from distributed import Client
+        from distributed.security import Security
 
-        with Client(self.address, timeout=60) as client:
+        security = Security(require_encryption=True, tls_ca_file=self.tls["DASK_DISTRIBUTED__COMM__TLS__CA_FILE"],
+                            tls_client_cert=self.tls["DASK_DISTRIBUTED__COMM__TLS__CLIENT__CERT"],
+                            tls_client_key=self.tls["DASK_DISTRIBUTED__COMM__TLS__CLIENT__KEY"]) if self.tls else None
+        with Client(self.address, timeout=60, security=security) as client:
             client.wait_for_workers(n, timeout=timeout)
 
     def logs(self) -> str:

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from tests.meta.dask_cluster import DaskCluster, children, command_line, listening
+from tests.meta.dask_cluster import DaskCluster, children, command_line, listening, mounts_in
 from tests.meta.suite import ROOT, SAMPLE, grader_env
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
@@ -144,6 +144,7 @@ def test_a_worker_killed_while_it_grades_costs_nothing(submissions, local, clust
     assert killed is not None, "no worker was seen grading: " + stderr[-3000:]
     # the kernel killed its grading with it (grader/runner.py die_with_parent): no orphan slows the retry
     assert not [pid for pid in grading if "pytest" in command_line(pid)], "the killed worker's grading outlived it"
+    assert not mounts_in(cluster.tmp), "the killed grading's home is still mounted in its worker's folder"
     assert process.returncode == 0, stderr[-3000:] + cluster.logs()
     found = graded(out)
     assert found == local, f"not graded as on this machine: {differences(found, local)}"
