@@ -23,7 +23,7 @@ import pytest
 from tests.meta import shared_venv, slurm_cluster
 from tests.meta.dask_cluster import DaskCluster
 from tests.meta.suite import ROOT, grader_env
-from tests.meta.test_cluster import PROBLEM, batch, differences, graded, make_class
+from tests.meta.test_cluster import PROBLEM, batch, differences, graded, make_class, official_tree
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
 pytestmark = [pytest.mark.meta, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -55,6 +55,16 @@ def folder(user):
     os.chown(top / "user", user.pw_uid, user.pw_gid)
     yield top
     shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tree(folder):
+    """The official tree and the grader as a node of the ordinary user's has them: its own copy, readable by all.
+    (This checkout's own cannot serve: a grading as root with the user layer alone closes its reference to other
+    users, grader/harness/sandbox.py, and so changes the tree's hash as such a user computes it.)"""
+    copy = official_tree(folder / "tree")
+    subprocess.run(["chmod", "-R", "a+rX", str(copy)], check=True)
+    return copy
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +125,11 @@ def test_doctor_as_root_tries_what_an_ordinary_user_gets(python, folder):
 
 
 @pytest.fixture(scope="module")
-def nobody_cluster(python, user, tmp_path_factory):
+def nobody_cluster(python, user, tree, tmp_path_factory):
     """A scheduler (root) and a worker run as the ordinary user, with the shared venv."""
     with DaskCluster(tmp_path_factory.mktemp("dask")) as running:
-        running.add_worker("nobody", command=shared_venv.as_user([python, "-m", "dask"]), uid=user.pw_uid)
+        running.add_worker("nobody", command=shared_venv.as_user([python, "-m", "dask"]), uid=user.pw_uid,
+                           tree=tree)
         running.wait_for_workers(1)
         yield running
 
@@ -131,10 +142,10 @@ def test_a_worker_that_is_not_root_grades_as_this_machine_does(folder, local, no
     assert found == local, f"not graded as on this machine: {differences(found, local)}"
 
 
-def test_a_worker_without_a_sandbox_refuses_unless_told(python, user, folder, local, tmp_path):
+def test_a_worker_without_a_sandbox_refuses_unless_told(python, user, folder, tree, local, tmp_path):
     with DaskCluster(tmp_path / "dask") as running:
         running.add_worker("no-bwrap", command=shared_venv.as_user([python, "-m", "dask"], PATH=without_bwrap(folder)),
-                           uid=user.pw_uid)
+                           uid=user.pw_uid, tree=tree)
         running.wait_for_workers(1)
         stdout, stderr, code = batch(folder / "submissions", tmp_path / "refused", "--scheduler", running.address)
         assert code == 2, stdout + stderr
@@ -157,13 +168,14 @@ def slurm():
         yield running
 
 
-def test_slurm_jobs_of_an_ordinary_user_grade_as_this_machine_does(python, user, folder, local, slurm):
+def test_slurm_jobs_of_an_ordinary_user_grade_as_this_machine_does(python, user, folder, tree, local, slurm):
     out = folder / "user" / "grades"
     command = [python, "-m", "grader.staff.slurm", "--jobs", "2", "--cores", "1", "--memory", "2GB",
                "--host", "127.0.0.1", "--wait", "300", "--",
                str(folder / "submissions"), "--out", str(out), "--problem", PROBLEM]
-    done = subprocess.run(shared_venv.as_user(command), cwd=folder / "user", env=user_env(folder, **slurm.env_extra),
-                          capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(shared_venv.as_user(command), cwd=folder / "user",
+                          env=user_env(folder, PYTHONPATH=str(tree), **slurm.env_extra), capture_output=True, text=True,
+                          timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:] + slurm.logs()
     found = graded(out)
     assert found == local, f"not graded as on this machine: {differences(found, local)}"
