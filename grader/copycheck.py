@@ -204,8 +204,13 @@ def kgrams(tokens: Tokens) -> list[int]:
 def statement_hashes(tokens: Tokens) -> list[int]:
     """The hash of each statement (a compound one's header) of at least MIN_STATEMENT tokens, in order: code
     inserted between copied statements leaves every copied one whole."""
+    return [h for h, _, _ in statements_with_lines(tokens)]
+
+
+def statements_with_lines(tokens: Tokens) -> list[tuple[int, int, int]]:
+    """`statement_hashes`, each with the lines its statement starts and ends on: (hash, first, last)."""
     bounds = [*tokens.statements, len(tokens.text)]
-    return [hash(tuple(zlib.crc32(t.encode()) for t in tokens.text[a:b]))
+    return [(hash(tuple(zlib.crc32(t.encode()) for t in tokens.text[a:b])), tokens.first[a], tokens.last[b - 1])
             for a, b in itertools.pairwise(bounds) if b - a >= MIN_STATEMENT]
 
 
@@ -305,12 +310,12 @@ def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: 
         for source in sources:
             if h in source.where:
                 pairs = found.setdefault(source.name, [])
-                pairs.append((position, _next(source.where[h], pairs[-1][1] if pairs else -1)))
+                pairs.append((position, continued_at(source.where[h], pairs[-1][1] if pairs else -1)))
                 hit = True
         matched += hit
     spans, longest = [], 0
     for source in sources:
-        runs = _spans(found.get(source.name, []))
+        runs = matched_runs(found.get(source.name, []))
         longest = max([longest] + [r[4] for r in runs])
         for a, b, c, d, n in runs[:SPANS]:
             spans.append(f"{module}.py lines {tokens.first[a]}-{tokens.last[b + K - 1]} ~ {source.name} lines "
@@ -322,14 +327,14 @@ def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: 
                  source.name if source else "", in_order / own if own else 0.0)
 
 
-def _next(positions: list[int], after: int) -> int:
+def continued_at(positions: list[int], after: int) -> int:
     """Where a k-gram found at `positions` of a source continues a run that reached `after` there (the first
     one after it, so that a run follows repeated code in order), else its first position."""
     i = bisect.bisect_right(positions, after)
     return positions[i] if i < len(positions) and positions[i] - after <= 4 * (K + W) else positions[0]
 
 
-def _spans(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int, int, int]]:
+def matched_runs(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int, int, int]]:
     """Matched fingerprints (module position, source position) grouped into runs that are close on both sides:
     (module start, module end, source start, source end, fingerprints), the longest first."""
     runs: list[list] = []
@@ -402,13 +407,13 @@ def reference_source(module: str) -> tuple[Source, ...]:
 
 @functools.cache
 def stub_kgrams(module: str) -> frozenset[int]:
-    stub = _stub_bytes(module)
+    stub = stub_source(module)
     return frozenset(kgrams(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
 
 
 @functools.cache
 def stub_statements(module: str) -> frozenset[int]:
-    stub = _stub_bytes(module)
+    stub = stub_source(module)
     return frozenset(statement_hashes(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
 
 
@@ -496,7 +501,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
     raise NotImplementedError can still hold a copy at its top level (graded as not started, it may pass)."""
     lines = []
     for name, source in modules.items():
-        if source == _stub_bytes(name):
+        if source == stub_source(name):
             continue
         if len(source) > MAX_BYTES:
             lines.append(f"[copy] {name}.py: {len(source)} bytes, over the {MAX_BYTES} the copy check reads "
@@ -508,6 +513,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
 
 
 @functools.cache
-def _stub_bytes(module: str) -> bytes | None:
+def stub_source(module: str) -> bytes | None:
+    """The untouched stub of `module` as the official tree gives it (None: there is none)."""
     path = OFFICIAL_ROOT / "assignment" / f"{module}.py"
     return path.read_bytes() if path.exists() else None
