@@ -24,8 +24,10 @@ results.json.
 
 import itertools
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader import copycheck, registry
+from grader.submission import SubmissionError, read_modules
 
 # The thresholds, calibrated by tests/meta/test_similarity.py (`python -m tests.meta.test_similarity` prints the
 # rates) on a synthetic class of honest modules (the stub with catalogued mistakes of the student's own choice
@@ -78,6 +80,35 @@ def digest(modules: dict[str, bytes]) -> dict[str, dict]:
             continue
         found[name] = module_digest(name, source.decode("utf-8", errors="replace"))
     return found
+
+
+def base_digests(folder: Path) -> dict[str, dict]:
+    """The digests of a base's submissions (`--similarity-base`: each sub-folder or .zip of `folder`, found as a
+    submission is): name -> `digest`. Raises SubmissionError, saying what is wrong, where `folder` is not a folder
+    or none of it holds a problem module."""
+    if not folder.is_dir():
+        raise SubmissionError(f"--similarity-base {folder}: no such folder (past years' submissions or known "
+                              "solutions, each a sub-folder or a .zip)")
+    found = {}
+    for entry in sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip"):
+        try:
+            found[entry.name] = digest(read_modules(entry))
+        except (SubmissionError, OSError, ValueError) as exc:
+            raise SubmissionError(f"--similarity-base {folder}: {entry.name} cannot be read ({exc})") from exc
+    if not any(found.values()):
+        modules = ", ".join(f"{p.module}.py" for p in registry.PROBLEMS)
+        raise SubmissionError(f"--similarity-base {folder}: no sub-folder or .zip in it holds a problem module other "
+                              f"than the stub (one of {modules})")
+    return found
+
+
+def thresholds() -> str:
+    """How a pair is reported, in words (the report states it)."""
+    return (f"a hash held by more than {COMMON_SHARE:.0%} of the class, and more than {COMMON_AT_LEAST} submissions, "
+            f"is common; a pair is reported when it shares {MIN_SHARED} hashes or more and they are "
+            f"{MIN_SHARE:.0%} of the smaller side's or {MIN_RUN} in one run in order, or when {MIN_IN_ORDER} "
+            f"statements of one are the other's in its order ({MIN_IN_ORDER_WHOLE} or more and "
+            f"{MIN_IN_ORDER_SHARE:.0%} of the smaller side's: padded)")
 
 
 @dataclass(frozen=True)
