@@ -127,9 +127,10 @@ def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     return frozenset(names), frozenset(attributes)
 
 
-def normalise(source: str) -> Tokens:
-    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize)."""
-    bound = bound_names(source)
+def normalise(source: str, names_of: str | None = None) -> Tokens:
+    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize), with
+    the names that `names_of` binds (default: `source`) taken as its own."""
+    bound = bound_names(source if names_of is None else names_of)
     names, attributes = bound or (frozenset(), frozenset())
     raw: list[tokenize.TokenInfo] = []
     try:

@@ -3,10 +3,10 @@ benchmark build it as folders of submissions, one module per problem.
 
 Honest students write each problem's module their own way: the stub with catalogued mistakes of their own choice
 written below it (tests/mistakes/: no two students choose the same set) and code of their own (`own_code`: small
-functions drawn from a seeded grammar), or the honest adamw of tests/meta/honest/. One group of students shares a
-source per problem in PLANTED: the first holds the reference's module, the others a copy of it edited as a student
-who copies would edit it (tests/meta/rewrites.py's renaming, reordering, padding, re-emitting; comments; a
-function of another student's swapped in; a function pasted below code of their own).
+functions of random statements and expressions, seeded), or the honest adamw of tests/meta/honest/. One group of
+students shares a source per problem in PLANTED: the first holds the reference's module, the others a copy of it
+edited as a student who copies would edit it (tests/meta/rewrites.py's renaming, reordering, padding,
+re-emitting; comments; a function of another student's swapped in; a function pasted below code of their own).
 """
 
 import ast
@@ -73,7 +73,7 @@ PLANTED = {"tensors": ["renamed"], "mini_einops": ["reordered"], "flops": ["padd
 
 
 SHORT = 8  # a mistake of more lines is one student's: two who write the same long function alike copied it
-PASTED = 30  # lines of the reference pasted below a copier's own code
+PASTED = 40  # lines of the reference pasted below a copier's own code
 
 
 @dataclass
@@ -103,31 +103,55 @@ class SyntheticClass:
 
 
 def own_code(rng: random.Random, functions: int = 4) -> str:
-    """Functions of a student's own: helpers drawn from a small grammar (loops, conditions, arithmetic, builtins),
-    so that two students' share only what such a grammar repeats."""
-    ops, calls = ["+", "-", "*", "//", "%"], ["len", "min", "max", "sum", "abs", "sorted", "round"]
+    """Functions of a student's own: statements over random expressions (operators, builtins, methods, indexing,
+    comprehensions, conditions, loops), so that two students share only what such code repeats by chance."""
     out = []
     for f in range(functions):
-        args = [f"x{i}" for i in range(rng.randint(1, 3))]
-        body, names = [], list(args)
+        names = [f"x{i}" for i in range(rng.randint(1, 3))]
+        body = [f"def _mine_{rng.randrange(10**6)}_{f}({', '.join(names)}):"]
         for _ in range(rng.randint(3, 7)):
-            target = f"v{len(names)}"
-            kind = rng.random()
-            a, b = rng.choice(names), rng.choice(names)
-            if kind < 0.35:
-                body.append(f"    {target} = {a} {rng.choice(ops)} {rng.randint(1, 9)} {rng.choice(ops)} {b}")
-            elif kind < 0.6:
-                body.append(f"    {target} = {rng.choice(calls)}([{a}, {b}, {rng.randint(0, 99)}])")
-            elif kind < 0.8:
-                body += [f"    {target} = 0", f"    for i in range({rng.randint(2, 6)}):",
-                         f"        {target} {rng.choice(ops)}= {a} if i % {rng.randint(2, 4)} else {b}"]
-            else:
-                body += [f"    if {a} > {b} {rng.choice(ops)} {rng.randint(1, 5)}:", f"        {target} = {a}",
-                         "    else:", f"        {target} = {b} {rng.choice(ops)} {rng.randint(1, 5)}"]
-            names.append(target)
-        body.append(f"    return {' + '.join(rng.sample(names, min(2, len(names))))}")
-        out.append(f"def _mine_{rng.randrange(10**6)}_{f}({', '.join(args)}):\n" + "\n".join(body))
+            body += _statement(rng, names, "    ")
+        body.append(f"    return {_expression(rng, names, 2)}")
+        out.append("\n".join(body))
     return "\n\n\n".join(out) + "\n"
+
+
+def _statement(rng: random.Random, names: list[str], indent: str) -> list[str]:
+    target, kind = f"v{len(names)}", rng.random()
+    if kind < 0.5 or len(indent) > 4:
+        names.append(target)
+        return [f"{indent}{target} = {_expression(rng, names[:-1], 3)}"]
+    if kind < 0.65:
+        return [f"{indent}{rng.choice(names)} {rng.choice(OPERATORS)}= {_expression(rng, names, 2)}"]
+    if kind < 0.85:
+        return [f"{indent}for {target} in {rng.choice(['range', 'reversed', 'enumerate'])}("
+                f"{_expression(rng, names, 1)}):", *_statement(rng, [*names, target], indent + "    ")]
+    head = f"{indent}if {_expression(rng, names, 2)} {rng.choice(['<', '>', '==', '!=', '<=', 'in'])} " \
+           f"{_expression(rng, names, 1)}:"
+    return [head, *_statement(rng, names, indent + "    ")]
+
+
+OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "&", "|"]
+CALLS = ["len", "min", "max", "sum", "abs", "sorted", "round", "int", "float", "list", "tuple", "any", "all"]
+METHODS = ["sum", "mean", "view", "reshape", "item", "numel", "size", "transpose", "flatten", "count", "index"]
+
+
+def _expression(rng: random.Random, names: list[str], depth: int) -> str:
+    kind = rng.random()
+    if depth == 0 or kind < 0.2:
+        return rng.choice(names) if rng.random() < 0.7 else str(rng.randint(0, 99))
+    inner = [_expression(rng, names, depth - 1) for _ in range(rng.randint(1, 3))]
+    if kind < 0.45:
+        return f"({inner[0]} {rng.choice(OPERATORS)} {_expression(rng, names, depth - 1)})"
+    if kind < 0.6:
+        return f"{rng.choice(CALLS)}({', '.join(inner)})"
+    if kind < 0.75:
+        return f"{rng.choice(names)}.{rng.choice(METHODS)}({', '.join(inner[:rng.randint(0, 2)])})"
+    if kind < 0.85:
+        return f"{rng.choice(names)}[{inner[0]}]"
+    if kind < 0.93:
+        return f"[{inner[0]} for _ in {rng.choice(names)}]"
+    return f"({inner[0]} if {_expression(rng, names, 0)} else {inner[-1]})"
 
 
 def pasted_lines(source: str, at_least: int = PASTED) -> tuple[int, int]:
