@@ -88,7 +88,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
-    base = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad base fails before grading
+    past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in layers.active and "namespaces" not in layers.active:
         import os
@@ -185,7 +185,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     for name, graded in graded_all.items():
         if graded.fingerprints is not None:
             found.per_submission[name] = graded.fingerprints
-    similar = _similar(submissions, records, [p.module for p in chosen], base)
+    similar = _similar(submissions, records, [p.module for p in chosen], past)
     rows = [_row(graded_all[s.name], records.get(s.name, {}), ids) + ["; ".join(similar.found.similar_to(s.name))]
             for s in submissions]
     with open(out / "grades.csv", "w", newline="") as f:
@@ -207,11 +207,12 @@ def _similar(submissions: list[Path], records: dict[str, dict], modules: list[st
 
     digests, missing = {}, {}
     for submission in submissions:
-        digest = records.get(submission.name, {}).get("similarity")
+        record = records.get(submission.name)
+        digest = record and record.get("similarity")
         if digest is None:
-            missing[submission.name] = ("unreadable, or its grading did not finish" if submission.name not in records
-                                        else "its grading returned no digest (graded before there was one: "
-                                             "`--regrade`)")
+            missing[submission.name] = ("unreadable" if record is None else "its grading did not finish"
+                                        if record.get("status") == "error" else
+                                        "kept from a batch before the similarity digest (`--regrade` gives one)")
             continue
         digests[submission.name] = {m: d for m, d in digest.items() if m in modules}
     start = time.monotonic()
