@@ -129,7 +129,8 @@ def thresholds() -> str:
 
 @dataclass(frozen=True)
 class Span:
-    """Lines `a_lines` of the first side's module match lines `b_lines` of the second's (`size` hashes in a run)."""
+    """Lines `a_lines` of the first side's module match lines `b_lines` of the second's (`size` hashes in a run, or
+    statements where a padded copy's k-grams are broken)."""
 
     a_lines: tuple[int, int]
     b_lines: tuple[int, int]
@@ -293,16 +294,31 @@ def _compared(a: ModuleDigest, b: ModuleDigest, common: frozenset[int], problem:
     runs = copycheck.matched_runs(matched)
     spans = [Span((a_lines[sa][0], a_lines[ea][1]), (b_lines[sb][0], b_lines[eb][1]), n)
              for sa, ea, sb, eb, n in runs[:SPANS]]
-    a_statements = [h for h, _, _ in a.statements if h not in common]
+    a_statements = [s for s in a.statements if s[0] not in common]
+    b_statements = [s for s in b.statements if s[0] not in common]
     b_places: dict[int, list[int]] = {}
-    for place, h in enumerate(h for h, _, _ in b.statements if h not in common):
+    for place, (h, _, _) in enumerate(b_statements):
         b_places.setdefault(h, []).append(place)
-    in_order = copycheck.longest_in_order([b_places[h] for h in a_statements if h in b_places])
+    in_order = copycheck.longest_in_order([b_places[h] for h, _, _ in a_statements if h in b_places])
     a_own = sum(h not in common for h in a.winnowed)
-    b_own = len(b_positions)
     shared = sum(h in b_positions for h in a.winnowed if h not in common)
-    return Pair(problem, module, a_name, b_name, a_own, b_own, shared, runs[0][4] if runs else 0,
-                len(a_statements), sum(map(len, b_places.values())), in_order, spans)
+    pair = Pair(problem, module, a_name, b_name, a_own, len(b_positions), shared, runs[0][4] if runs else 0,
+                len(a_statements), len(b_statements), in_order, spans)
+    if pair.padded and pair.longest < MIN_RUN:  # k-grams broken by what lies between: the statements show it
+        pair.spans = _statement_spans(a_statements, b_statements, b_places)
+    return pair
+
+
+def _statement_spans(a_statements: list[tuple[int, int, int]], b_statements: list[tuple[int, int, int]],
+                     b_places: dict[int, list[int]]) -> list[Span]:
+    """The statements a and b share, grouped into runs in order on both sides (as copycheck.matched_runs groups
+    k-grams): their line ranges, the longest runs first."""
+    matched: list[tuple[int, int]] = []
+    for place, (h, _, _) in enumerate(a_statements):
+        if h in b_places:
+            matched.append((place, copycheck.continued_at(b_places[h], matched[-1][1] if matched else -1)))
+    return [Span((a_statements[sa][1], a_statements[ea][2]), (b_statements[sb][1], b_statements[eb][2]), n)
+            for sa, ea, sb, eb, n in copycheck.matched_runs(matched)[:SPANS]]
 
 
 def _clusters(pairs: list[Pair]) -> list[Cluster]:
