@@ -265,6 +265,29 @@ class Source:
         return cls(name, tokens, where, statements)
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """When a comparison is a copy: `matched` fingerprints at least, and `share` of them or one run of `run`; or
+    padded: `in_order` statements in order, or `in_order_whole` and `in_order_share` of the smaller side's."""
+
+    matched: int
+    share: float
+    run: int
+    in_order: int
+    in_order_share: float
+    in_order_whole: int
+
+    def padded(self, in_order: int, in_order_share: float) -> bool:
+        return in_order >= self.in_order or (in_order >= self.in_order_whole and in_order_share >= self.in_order_share)
+
+    def copied(self, matched: int, share: float, longest: int, in_order: int, in_order_share: float) -> bool:
+        return matched >= self.matched and (share >= self.share or longest >= self.run) or \
+            self.padded(in_order, in_order_share)
+
+
+COPY = Thresholds(MIN_MATCHED, MIN_SHARE, MIN_RUN, MIN_IN_ORDER, MIN_IN_ORDER_SHARE, MIN_IN_ORDER_WHOLE)
+
+
 @dataclass
 class Match:
     """A module's fingerprints found in a group of sources (the oracles of its problem, or the reference)."""
@@ -281,8 +304,7 @@ class Match:
 
     @property
     def padded_copy(self) -> bool:
-        return self.in_order >= MIN_IN_ORDER or (self.in_order >= MIN_IN_ORDER_WHOLE and
-                                                 self.in_order_share >= MIN_IN_ORDER_SHARE)
+        return COPY.padded(self.in_order, self.in_order_share)
 
     @property
     def share(self) -> float:
@@ -290,8 +312,7 @@ class Match:
 
     @property
     def copied(self) -> bool:
-        return self.matched >= MIN_MATCHED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN) or \
-            self.padded_copy
+        return COPY.copied(self.matched, self.share, self.longest, self.in_order, self.in_order_share)
 
     def evidence(self) -> str:
         padded = (f"; {self.in_order} of its statements ({self.in_order_share:.0%} of {self.in_order_source}'s) are "

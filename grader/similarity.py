@@ -47,6 +47,8 @@ MIN_IN_ORDER = 16  # statements of one in the other's order, whatever lies betwe
 MIN_IN_ORDER_SHARE = 0.5  # ... or this share of the smaller side's statements, ...
 MIN_IN_ORDER_WHOLE = 7  # ... at least this many (honest pairs: at most 6): the whole of it, padded
 SPANS = 5  # matched line ranges named per pair
+BETWEEN_STUDENTS = copycheck.Thresholds(MIN_SHARED, MIN_SHARE, MIN_RUN, MIN_IN_ORDER, MIN_IN_ORDER_SHARE,
+                                        MIN_IN_ORDER_WHOLE)
 
 
 @dataclass(frozen=True)
@@ -175,12 +177,11 @@ class Pair:
 
     @property
     def padded(self) -> bool:
-        return self.in_order >= MIN_IN_ORDER or (self.in_order >= MIN_IN_ORDER_WHOLE and
-                                                 self.in_order_share >= MIN_IN_ORDER_SHARE)
+        return BETWEEN_STUDENTS.padded(self.in_order, self.in_order_share)
 
     @property
     def similar(self) -> bool:
-        return self.shared >= MIN_SHARED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN) or self.padded
+        return BETWEEN_STUDENTS.copied(self.shared, self.share, self.longest, self.in_order, self.in_order_share)
 
 
 @dataclass
