@@ -102,7 +102,7 @@ class SyntheticClass:
         return set().union(*(g.pairs for g in self.groups if g.problem == problem))
 
 
-def own_code(rng: random.Random, functions: int = 4) -> str:
+def own_code(rng: random.Random, functions: int = 4) -> list[str]:
     """Functions of a student's own: statements over random expressions (operators, builtins, methods, indexing,
     comprehensions, conditions, loops), so that two students share only what such code repeats by chance."""
     out = []
@@ -112,8 +112,8 @@ def own_code(rng: random.Random, functions: int = 4) -> str:
         for _ in range(rng.randint(3, 7)):
             body += _statement(rng, names, "    ")
         body.append(f"    return {_expression(rng, names, 2)}")
-        out.append("\n".join(body))
-    return "\n\n\n".join(out) + "\n"
+        out.append("\n".join(body) + "\n")
+    return out
 
 
 def _statement(rng: random.Random, names: list[str], indent: str) -> list[str]:
@@ -192,9 +192,13 @@ def build(folder: Path, size: int = 44, seed: int = 0, problems: list[str] | Non
                 picked = tuple(sorted(rng.sample(range(len(mistakes)), min(len(mistakes), rng.randint(1, 3)))))
                 if picked not in chosen.setdefault(problem, set()) and not taken & set(picked):
                     break
+            else:  # every set is someone's (a large class): one short mistake, as many students write it
+                picked = (rng.choice([i for i, text in enumerate(mistakes) if text.count("\n") <= SHORT]),)
             chosen[problem].add(picked)
             taken |= {i for i in picked if mistakes[i].count("\n") > SHORT}
-            texts[student, problem] = "\n\n".join([stub(module), *(mistakes[i] for i in picked), own_code(rng)])
+            pieces = [mistakes[i] for i in picked] + own_code(rng)
+            rng.shuffle(pieces)  # each student orders their functions their own way
+            texts[student, problem] = "\n\n".join([stub(module), *pieces])
     made = SyntheticClass(folder, students, [])
     free = list(students)
     rng.shuffle(free)
