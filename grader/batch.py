@@ -2,10 +2,12 @@
 
 OUT/<name>/results.json for each submission, OUT/grades.csv with one row each (a status column and, for a
 grading that could not finish, the reason; never an aborted batch), the class report OUT/report.md
-(grader/classreport.py), and beside each results.json a grading.json: what was graded (the submission's content
-hash, the grader's official hash, the options) and its outcome, from which a later batch into the same OUT grades
-only what is new, changed (the submission, the grader after a fix, the options) or did not finish, and keeps the
-rest, unless told to regrade everything.
+(grader/classreport.py) with the copies between students (grader/similarity.py: every pair compared on the
+digests the gradings return, with a base of past submissions at `similarity_base`; OUT/similarity.csv, and
+grades.csv's similar_to column, never a results.json), and beside each results.json a grading.json: what was
+graded (the submission's content hash, the grader's official hash, the options), its outcome and its similarity
+digest, from which a later batch into the same OUT grades only what is new, changed (the submission, the grader
+after a fix, the options) or did not finish, and keeps the rest, unless told to regrade everything.
 """
 
 import csv
@@ -17,7 +19,7 @@ import uuid
 from dataclasses import asdict
 from pathlib import Path
 
-from grader import cluster, registry
+from grader import cluster, registry, similarity
 from grader.grading import Graded, printable, write_atomically
 from grader.harness.sandbox import Layers
 from grader.matches import Matches
@@ -79,18 +81,21 @@ def _partly(previous: dict, touched: list[str]) -> dict:
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
           secret: bytes, fingerprints: bool = True, *, mode: str = "auto", scheduler: str | None = None,
           secret_file: Path | None = None, retries: int = 2, regrade: bool = False,
-          insecure_cluster: bool = False) -> int:
+          insecure_cluster: bool = False, similarity_base: Path | None = None) -> int:
     """Grade every submission in `folder` (each sub-folder or .zip) on the engine (`scheduler`: a running Dask
     cluster; None: this machine, `jobs` at a time), each in a sandbox of its own on the worker that grades it
     (`mode`, as `--sandbox`); with `fingerprints` the catalogued mistakes a failed problem's answers match.
     Submissions whose grading.json says they were graded with the same content, grader and options keep their
-    results, unless `regrade`. Raises cluster.ClusterError when the cluster cannot grade (a worker refused)."""
+    results, unless `regrade`. Then every pair of submissions is compared for copies between students (and each
+    with `similarity_base`'s submissions). Raises cluster.ClusterError when the cluster cannot grade (a worker
+    refused), SubmissionError when `folder` or `similarity_base` cannot be read."""
     from tqdm import tqdm
 
     from grader import classreport
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
+    past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in layers.active and "namespaces" not in layers.active:
         import os
@@ -194,16 +199,40 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     for name, graded in graded_all.items():
         if graded.fingerprints is not None:
             found.per_submission[name] = graded.fingerprints
-    rows = [_row(graded_all[s.name], records.get(s.name, {}), ids) for s in submissions]
+    similar = _similar(submissions, records, [p.module for p in chosen], past)
+    rows = [_row(graded_all[s.name], records.get(s.name, {}), ids) + ["; ".join(similar.found.similar_to(s.name))]
+            for s in submissions]
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "status", "total", *ids, "seconds", "attempts", "reason"])
+        writer.writerow(["submission", "status", "total", *ids, "seconds", "attempts", "reason", "similar_to"])
         writer.writerows(rows)
     ordered = [graded_all[s.name] for s in submissions]
-    report = classreport.write(out, ordered, chosen, found, run)
+    report = classreport.write(out, ordered, chosen, found, run, similar)
     kept = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
     print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report}")
     return 0
+
+
+def _similar(submissions: list[Path], records: dict[str, dict], modules: list[str],
+             base: dict[str, dict]):
+    """The copies between the class's submissions on `modules`, from the digests their gradings returned (kept in
+    their grading.json), and with the `base`'s: a classreport.Similar."""
+    from grader import classreport
+
+    digests, missing = {}, {}
+    for submission in submissions:
+        record = records.get(submission.name)
+        digest = record and record.get("similarity")
+        if digest is None:
+            missing[submission.name] = ("unreadable" if record is None else "its grading did not finish"
+                                        if record.get("status") == "error" else
+                                        "kept from a batch before the similarity digest (`--regrade` gives one)")
+            continue
+        digests[submission.name] = {m: d for m, d in digest.items() if m in modules}
+    start = time.monotonic()
+    found = similarity.compare_class(digests, {n: {m: d for m, d in b.items() if m in modules}
+                                               for n, b in base.items()})
+    return classreport.Similar(found, None, missing, time.monotonic() - start, similarity.thresholds())
 
 
 def _result(future) -> dict:
@@ -243,6 +272,7 @@ def _write(submission: Path, where: Path, result: dict, content: str, official: 
               "reason": result.get("reason", ""), "seconds": result["seconds"], "worker": result["worker"],
               "total": round(sum(p.score for p in scores), 2), "scores": result["scores"],
               "fingerprints": result["fingerprints"], "untouched": result.get("untouched", []),
+              "similarity": result.get("similarity"),
               "operator": [printable(line) for line in lines]}
     return _graded_from(submission, record), record
 

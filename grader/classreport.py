@@ -8,11 +8,15 @@
       grader/fingerprints/, given to `write` as plain data: this module never runs the reference or the
       catalogue, so it is also the student release's);
     - how the batch ran (`Run`): where, the throughput, the gradings per worker and the retries, and what a resumed
-      batch kept or regraded, with the scores that moved.
+      batch kept or regraded, with the scores that moved;
+    - copies between students (grader/similarity.py's findings, given to `write`): the pairs and clusters past its
+      thresholds, strongest first, with the matched lines on each side; every pair in OUT/similarity.csv
+      (`write_similarity_csv`). For course staff: none of it reaches a results.json, and no score depends on it.
 
 Only submissions with a score (status ok or review) count; the others are listed by status.
 """
 
+import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +24,8 @@ from grader.matches import Matches
 
 SCORED = ("ok", "review")
 SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
+SHOWN_PAIRS = 40  # similar pairs in the report (the strongest); every one in similarity.csv
+SIMILARITY_CSV = "similarity.csv"
 
 
 @dataclass
@@ -147,9 +153,24 @@ def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
     return counts
 
 
-def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None) -> Path:
+@dataclass
+class Similar:
+    """What batch gives the report of copies between students: `found` (grader/similarity.py's Similarity; None
+    where the comparison did not run, `skipped` says why), `not_compared` (submissions without a digest, and
+    why), `seconds` (the comparison's), `thresholds` (how a pair is reported, in words)."""
+
+    found: object = None
+    skipped: str | None = None
+    not_compared: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    thresholds: str = ""
+
+
+def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None,
+          similar: Similar | None = None) -> Path:
     """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
-    registry's Problem objects graded in this batch), and how it ran (`run`); the path of report.md."""
+    registry's Problem objects graded in this batch), how it ran (`run`) and the copies between students
+    (`similar`: also OUT/similarity.csv); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",
              f"{len(graded)} submissions, {len(scored)} with a score (status ok or review)."]
@@ -190,6 +211,10 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Ru
         lines.append(f"Not computed: {fingerprints.skipped}.")
     else:
         lines += _mistake_lines(fingerprints)
+    if similar is not None:
+        lines += similarity_lines(similar)
+        if similar.found is not None:
+            write_similarity_csv(out / SIMILARITY_CSV, similar.found)
     if run is not None:
         lines += run_lines(run)
     path = out / "report.md"
@@ -262,3 +287,62 @@ def run_lines(run: Run) -> list[str]:
         else:
             lines.append("No score moved.")
     return lines
+
+
+def _lines_of(pair, side: str) -> str:
+    """The matched line ranges of one side of a pair, in the order of the other side's: "module.py 10-24; 31-35"."""
+    ranges = [getattr(span, f"{side}_lines") for span in pair.spans]
+    return f"{pair.module}.py " + "; ".join(f"{a}-{b}" for a, b in ranges) if ranges else "-"
+
+
+def similarity_lines(similar: Similar) -> list[str]:
+    """The report's "Copies between students": how they were compared, the clusters, the strongest pairs."""
+    lines = ["", "## Copies between students", ""]
+    if similar.found is None:
+        return lines + [f"Not compared: {similar.skipped}."]
+    found = similar.found
+    compared = max(found.compared.values(), default=0)
+    base = (f", and each with the {found.base} submissions of the base (`--similarity-base`; never with each "
+            "other)") if found.base else ""
+    lines += [f"Every pair of submissions compared per problem module (up to {compared} a module){base}: names, "
+              "literals, comments and layout ignored, the stub's code and what the class writes alike left out "
+              f"({similar.thresholds}). {found.candidates} pairs shared something; {len(found.pairs)} are reported, "
+              f"in {similar.seconds:.1f} s. For course staff: no student sees this, and it changes no score. Each "
+              f"pair's matched lines are side by side; every pair is in [{SIMILARITY_CSV}]({SIMILARITY_CSV}).", ""]
+    for i, cluster in enumerate(found.clusters):
+        lines.append(f"- cluster {cluster.problem}-{i + 1}: {len(cluster.members)} submissions share one source on "
+                     f"{cluster.problem}: {', '.join(cluster.members)}")
+    if found.clusters:
+        lines.append("")
+    if found.pairs:
+        lines += ["| problem | strength | submission | its lines | submission | its lines | shared | run | "
+                  "in order |", "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: |"]
+        for pair in found.pairs[:SHOWN_PAIRS]:
+            lines.append(f"| {pair.problem} | {pair.strength:.0%} | {pair.a} | {_lines_of(pair, 'a')} | {pair.b} | "
+                         f"{_lines_of(pair, 'b')} | {pair.shared} | {pair.longest} | {pair.in_order} |")
+        if len(found.pairs) > SHOWN_PAIRS:
+            lines += ["", f"And {len(found.pairs) - SHOWN_PAIRS} weaker pairs, in {SIMILARITY_CSV}."]
+    else:
+        lines.append("No pair is past the thresholds.")
+    for name, why in sorted(similar.not_compared.items()):
+        lines.append(f"Not compared: {name}: {why}.")
+    return lines
+
+
+SIMILARITY_COLUMNS = ["problem", "strength", "submission_a", "lines_a", "submission_b", "lines_b", "shared", "a_own",
+                      "b_own", "share", "longest_run", "statements_in_order", "cluster", "from_base"]
+
+
+def write_similarity_csv(path: Path, found) -> None:
+    """One row per reported pair, strongest first: the matched line ranges of each side in the same order
+    ("module.py 10-24; 31-35"), the figures, the cluster it is part of ("problem-N: its members")."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(SIMILARITY_COLUMNS)
+        for pair in found.pairs:
+            cluster = found.clusters[pair.cluster] if pair.cluster is not None else None
+            writer.writerow([pair.problem, f"{pair.strength:.2f}", pair.a, _lines_of(pair, "a"), pair.b,
+                             _lines_of(pair, "b"), pair.shared, pair.a_own, pair.b_own, f"{pair.share:.2f}",
+                             pair.longest, pair.in_order,
+                             f"{cluster.problem}-{pair.cluster + 1}: {' '.join(cluster.members)}" if cluster else "",
+                             pair.from_base])

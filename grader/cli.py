@@ -137,6 +137,9 @@ def main(argv=None) -> int:
     b.add_argument("--regrade", action="store_true",
                    help="grade every submission again, even those whose results in OUT are for the same "
                         "submission, grader and options")
+    b.add_argument("--similarity-base", type=Path, default=None, metavar="DIR",
+                   help="past years' submissions or known solutions (each a sub-folder or .zip of DIR) that every "
+                        "submission is compared with for copies between students (never with each other)")
     b.add_argument("--insecure-cluster", action="store_true",
                    help="allow workers whose gradings can reach the network (no namespaces layer) on a cluster "
                         "that listens on plain TCP")
@@ -203,7 +206,7 @@ def main(argv=None) -> int:
         return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret,
                      options.fingerprints, mode=options.sandbox, scheduler=options.scheduler,
                      secret_file=options.secret_file, retries=options.retries, regrade=options.regrade,
-                     insecure_cluster=options.insecure_cluster)
+                     insecure_cluster=options.insecure_cluster, similarity_base=options.similarity_base)
     except (SubmissionError, ClusterError) as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2

@@ -127,9 +127,10 @@ def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
     return frozenset(names), frozenset(attributes)
 
 
-def normalise(source: str) -> Tokens:
-    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize)."""
-    bound = bound_names(source)
+def normalise(source: str, names_of: str | None = None) -> Tokens:
+    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize), with
+    the names that `names_of` binds (default: `source`) taken as its own."""
+    bound = bound_names(source if names_of is None else names_of)
     names, attributes = bound or (frozenset(), frozenset())
     raw: list[tokenize.TokenInfo] = []
     try:
@@ -204,8 +205,13 @@ def kgrams(tokens: Tokens) -> list[int]:
 def statement_hashes(tokens: Tokens) -> list[int]:
     """The hash of each statement (a compound one's header) of at least MIN_STATEMENT tokens, in order: code
     inserted between copied statements leaves every copied one whole."""
+    return [h for h, _, _ in statements_with_lines(tokens)]
+
+
+def statements_with_lines(tokens: Tokens) -> list[tuple[int, int, int]]:
+    """`statement_hashes`, each with the lines its statement starts and ends on: (hash, first, last)."""
     bounds = [*tokens.statements, len(tokens.text)]
-    return [hash(tuple(zlib.crc32(t.encode()) for t in tokens.text[a:b]))
+    return [(hash(tuple(zlib.crc32(t.encode()) for t in tokens.text[a:b])), tokens.first[a], tokens.last[b - 1])
             for a, b in itertools.pairwise(bounds) if b - a >= MIN_STATEMENT]
 
 
@@ -259,6 +265,29 @@ class Source:
         return cls(name, tokens, where, statements)
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """When a comparison is a copy: `matched` fingerprints at least, and `share` of them or one run of `run`; or
+    padded: `in_order` statements in order, or `in_order_whole` and `in_order_share` of the smaller side's."""
+
+    matched: int
+    share: float
+    run: int
+    in_order: int
+    in_order_share: float
+    in_order_whole: int
+
+    def padded(self, in_order: int, in_order_share: float) -> bool:
+        return in_order >= self.in_order or (in_order >= self.in_order_whole and in_order_share >= self.in_order_share)
+
+    def copied(self, matched: int, share: float, longest: int, in_order: int, in_order_share: float) -> bool:
+        return matched >= self.matched and (share >= self.share or longest >= self.run) or \
+            self.padded(in_order, in_order_share)
+
+
+COPY = Thresholds(MIN_MATCHED, MIN_SHARE, MIN_RUN, MIN_IN_ORDER, MIN_IN_ORDER_SHARE, MIN_IN_ORDER_WHOLE)
+
+
 @dataclass
 class Match:
     """A module's fingerprints found in a group of sources (the oracles of its problem, or the reference)."""
@@ -275,8 +304,7 @@ class Match:
 
     @property
     def padded_copy(self) -> bool:
-        return self.in_order >= MIN_IN_ORDER or (self.in_order >= MIN_IN_ORDER_WHOLE and
-                                                 self.in_order_share >= MIN_IN_ORDER_SHARE)
+        return COPY.padded(self.in_order, self.in_order_share)
 
     @property
     def share(self) -> float:
@@ -284,8 +312,7 @@ class Match:
 
     @property
     def copied(self) -> bool:
-        return self.matched >= MIN_MATCHED and (self.share >= MIN_SHARE or self.longest >= MIN_RUN) or \
-            self.padded_copy
+        return COPY.copied(self.matched, self.share, self.longest, self.in_order, self.in_order_share)
 
     def evidence(self) -> str:
         padded = (f"; {self.in_order} of its statements ({self.in_order_share:.0%} of {self.in_order_source}'s) are "
@@ -305,12 +332,12 @@ def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: 
         for source in sources:
             if h in source.where:
                 pairs = found.setdefault(source.name, [])
-                pairs.append((position, _next(source.where[h], pairs[-1][1] if pairs else -1)))
+                pairs.append((position, continued_at(source.where[h], pairs[-1][1] if pairs else -1)))
                 hit = True
         matched += hit
     spans, longest = [], 0
     for source in sources:
-        runs = _spans(found.get(source.name, []))
+        runs = matched_runs(found.get(source.name, []))
         longest = max([longest] + [r[4] for r in runs])
         for a, b, c, d, n in runs[:SPANS]:
             spans.append(f"{module}.py lines {tokens.first[a]}-{tokens.last[b + K - 1]} ~ {source.name} lines "
@@ -322,14 +349,14 @@ def compare(module: str, tokens: Tokens, fingerprints: dict[int, int], sources: 
                  source.name if source else "", in_order / own if own else 0.0)
 
 
-def _next(positions: list[int], after: int) -> int:
+def continued_at(positions: list[int], after: int) -> int:
     """Where a k-gram found at `positions` of a source continues a run that reached `after` there (the first
     one after it, so that a run follows repeated code in order), else its first position."""
     i = bisect.bisect_right(positions, after)
     return positions[i] if i < len(positions) and positions[i] - after <= 4 * (K + W) else positions[0]
 
 
-def _spans(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int, int, int]]:
+def matched_runs(pairs: list[tuple[int, int]]) -> list[tuple[int, int, int, int, int]]:
     """Matched fingerprints (module position, source position) grouped into runs that are close on both sides:
     (module start, module end, source start, source end, fingerprints), the longest first."""
     runs: list[list] = []
@@ -402,13 +429,13 @@ def reference_source(module: str) -> tuple[Source, ...]:
 
 @functools.cache
 def stub_kgrams(module: str) -> frozenset[int]:
-    stub = _stub_bytes(module)
+    stub = stub_source(module)
     return frozenset(kgrams(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
 
 
 @functools.cache
 def stub_statements(module: str) -> frozenset[int]:
-    stub = _stub_bytes(module)
+    stub = stub_source(module)
     return frozenset(statement_hashes(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
 
 
@@ -496,7 +523,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
     raise NotImplementedError can still hold a copy at its top level (graded as not started, it may pass)."""
     lines = []
     for name, source in modules.items():
-        if source == _stub_bytes(name):
+        if source == stub_source(name):
             continue
         if len(source) > MAX_BYTES:
             lines.append(f"[copy] {name}.py: {len(source)} bytes, over the {MAX_BYTES} the copy check reads "
@@ -508,6 +535,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
 
 
 @functools.cache
-def _stub_bytes(module: str) -> bytes | None:
+def stub_source(module: str) -> bytes | None:
+    """The untouched stub of `module` as the official tree gives it (None: there is none)."""
     path = OFFICIAL_ROOT / "assignment" / f"{module}.py"
     return path.read_bytes() if path.exists() else None

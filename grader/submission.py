@@ -95,6 +95,23 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
     return workspace
 
 
+def read_modules(submission: Path) -> dict[str, bytes]:
+    """The problem modules `submission` (a folder or a zip) gives, found as `build_workspace` finds them, without
+    copying anything: name -> bytes (a module it lacks is not there). Raises SubmissionError as it does."""
+    submission = Path(submission)
+    if submission.is_dir():
+        return _given(*_read_folder(submission))
+    if zipfile.is_zipfile(submission):
+        with zipfile.ZipFile(submission) as archive:
+            return _given(*_read_zip(archive))
+    raise SubmissionError(f"{submission} is neither a folder nor a zip file")
+
+
+def _given(paths: set[PurePosixPath], read) -> dict[str, bytes]:
+    found = {p.module: _pick(paths, p.module) for p in registry.PROBLEMS}
+    return {module: read(path) for module, path in found.items() if path is not None}
+
+
 def _take(workspace: Workspace, paths: set[PurePosixPath], read) -> None:
     workspace.seen = sorted(map(str, paths))
     for problem in registry.PROBLEMS:

@@ -177,7 +177,7 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     assert len(per_submission) == len({line.split("]")[0] for line in per_submission}), "one line a submission"
     assert sum("each grading's CPU share" in line for line in told) <= 1, told
     rows = (out / "grades.csv").read_text().splitlines()
-    assert rows[0] == "submission,status,total,flops,seconds,attempts,reason"
+    assert rows[0] == "submission,status,total,flops,seconds,attempts,reason,similar_to"
     assert rows[1].startswith("alice,ok,") and rows[2].startswith("bob.zip,unreadable,0,")
     assert json.loads((out / "alice" / "results.json").read_text())["score"] > 0
     assert (out / "bob" / "results.json").exists()
