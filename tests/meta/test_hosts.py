@@ -10,29 +10,18 @@ import sys
 
 import pytest
 
+from tests.meta import test_cluster
 from tests.meta.dask_cluster import DaskCluster
 from tests.meta.hosts import NETWORK, Hosts
 from tests.meta.suite import GRADING_SECRET, grader_env
-from tests.meta.test_cluster import batch, graded, make_class
+from tests.meta.test_cluster import batch, graded
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
 pytestmark = [pytest.mark.meta, pytest.mark.slow, pytest.mark.timeout(1200),
               pytest.mark.skipif(Hosts.why_not() is not None, reason=str(Hosts.why_not()))]
 
 WORKERS = ("w1", "w2")
-
-
-@pytest.fixture(scope="module")
-def submissions(tmp_path_factory):
-    return make_class(tmp_path_factory.mktemp("class") / "submissions")
-
-
-@pytest.fixture(scope="module")
-def local(submissions, tmp_path_factory):
-    out = tmp_path_factory.mktemp("local") / "grades"
-    _, stderr, code = batch(submissions, out, "--jobs", "2")
-    assert code == 0, stderr[-3000:]
-    return graded(out)
+submissions, local = test_cluster.submissions, test_cluster.local  # the class, and what a local batch gives
 
 
 @pytest.fixture(scope="module")
