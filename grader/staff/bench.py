@@ -233,7 +233,9 @@ END = "<!-- end of figures -->"
 def figures_of(what: str, peak: "Peak", results: dict) -> dict:
     """One grading's figures, as recorded."""
     staff = results.get("extra_data", {})
-    return {"what": what, "seconds": round(peak.seconds, 1), "pss_mib": round(peak.pss), "rss_mib": round(peak.rss),
+    return {"what": what, "seconds": round(peak.seconds, 1),
+            "cpu_seconds": None if peak.cpu is None else round(peak.cpu, 1),
+            "pss_mib": round(peak.pss), "rss_mib": round(peak.rss),
             "score": results.get("score"), "examples": sum(staff.get("examples_per_problem", {}).values()),
             "seconds_per_problem": staff.get("seconds_per_problem", {}),
             "examples_per_problem": staff.get("examples_per_problem", {})}
@@ -249,19 +251,36 @@ def machine(one_core: bool) -> str:
 def figures_table(figures: dict) -> str:
     """The figures' block in docs/graders.md: the gradings, then each problem's share of the correct submission's
     grading."""
-    lines = [BEGIN, "", f"Measured {figures['measured']} on {figures['where']}; peak memory is the whole grading "
-             "tree's, summed PSS (what a container's limit charges) and summed RSS.", "",
-             "| grading | seconds | peak PSS | peak RSS | examples | score |",
-             "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = [BEGIN, "", f"Measured {figures['measured']} on {figures['where']}; CPU seconds are the whole grading "
+             "tree's (the sandboxed workers included), peak memory its summed PSS (what a container's limit charges) "
+             "and summed RSS.", "",
+             "| grading | seconds | CPU seconds | peak PSS | peak RSS | examples | score |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for g in figures["gradings"]:
-        lines.append(f"| {g['what']} | {g['seconds']:.1f} | {g['pss_mib']} MiB | {g['rss_mib']} MiB | "
+        cpu = "—" if g.get("cpu_seconds") is None else f"{g['cpu_seconds']:.1f}"
+        lines.append(f"| {g['what']} | {g['seconds']:.1f} | {cpu} | {g['pss_mib']} MiB | {g['rss_mib']} MiB | "
                      f"{g['examples']} | {g['score']:g} |")
     correct = figures["gradings"][0]
+    lines += ["", class_time(figures)]
     lines += ["", f"Each problem's tests in the first ({correct['what']}), its worker's start included:", "",
               "| problem | seconds | examples |", "| --- | ---: | ---: |"]
     for problem, seconds in sorted(correct["seconds_per_problem"].items(), key=lambda item: -item[1]):
         lines.append(f"| {problem} | {seconds:.1f} | {correct['examples_per_problem'].get(problem, 0)} |")
     return "\n".join(lines + ["", END])
+
+
+CLASS, CORES = 600, 40  # the class and the cluster that docs/graders.md's Slurm example grades
+
+
+def class_time(figures: dict) -> str:
+    """What grading a class of CLASS costs, from the CPU seconds measured: in all, and on CORES cores."""
+    cpu = [g["cpu_seconds"] for g in figures["gradings"] if g.get("cpu_seconds") is not None]
+    if not cpu:
+        return "(no CPU seconds were counted in this measurement: no cgroup to count in)"
+    low, high = min(cpu), max(cpu)
+    return (f"A class of {CLASS} costs {CLASS * low / 3600:.1f} to {CLASS * high / 3600:.1f} CPU-hours by these "
+            f"gradings ({low:.1f} to {high:.1f} CPU seconds each): on {CORES} cores kept busy, "
+            f"{CLASS * low / CORES / 60:.0f} to {CLASS * high / CORES / 60:.0f} minutes.")
 
 
 def with_figures(page: str, figures: dict) -> str:
