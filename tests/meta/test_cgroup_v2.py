@@ -33,6 +33,7 @@ MODULES = ["drivers/virtio/virtio_ring", "drivers/virtio/virtio", "drivers/virti
            "drivers/virtio/virtio_pci_legacy_dev", "drivers/virtio/virtio_pci", "fs/netfs/netfs",
            "fs/fscache/fscache", "net/9p/9pnet", "net/9p/9pnet_virtio", "fs/9p/9p"]  # in the order they load
 VM_SECONDS = 1200
+MARK = "@@ra-vm@@"  # the script's section markers: what pytest's own "=== FAILURES ===" lines never are
 TESTS = "memory_a_grading_holds or memory_group_inside"  # of tests/meta/test_grader.py
 
 # The VM's first process: this machine's root read-only as its root, then the base64 command of `vmcmd=`.
@@ -65,14 +66,14 @@ cg=/sys/fs/cgroup
 echo "+cpu +memory" > $cg/cgroup.subtree_control
 mkdir $cg/shared $cg/doctor $cg/tests
 sleep 3600 & echo $! > $cg/shared/cgroup.procs
-echo "=== doctor, shared"
+echo "{mark} doctor, shared"
 sh -c "echo \\$\\$ > $cg/shared/cgroup.procs && exec {python} -m grader doctor" 2>&1
-echo "=== doctor, alone"
+echo "{mark} doctor, alone"
 sh -c "echo \\$\\$ > $cg/doctor/cgroup.procs && exec {python} -m grader doctor" 2>&1
-echo "=== tests"
+echo "{mark} tests"
 sh -c "echo \\$\\$ > $cg/tests/cgroup.procs && exec {python} -m pytest --meta -p no:cacheprovider -q -rs --color=no \\
   tests/meta/test_grader.py -k '{tests}'" 2>&1
-echo "=== end"
+echo "{mark} end"
 """
 
 
@@ -136,11 +137,11 @@ def console():
     why = _why_not()
     if why:
         pytest.skip(why)
-    return run_in_vm(SCRIPT.format(root=ROOT, python=sys.executable, tests=TESTS))
+    return run_in_vm(SCRIPT.format(root=ROOT, python=sys.executable, tests=TESTS, mark=MARK))
 
 
 def section(console: str, name: str) -> str:
-    match = re.search(rf"=== {name}\n(.*?)\n===", console, re.S)
+    match = re.search(rf"{MARK} {name}\n(.*?)\n{MARK} ", console, re.S)
     assert match, f"no section {name!r} in the VM's console:\n{console[-4000:]}"
     return match.group(1)
 
