@@ -1,7 +1,9 @@
-"""The grader's cgroups on cgroup v2 (grader/harness/cgroups.py), where this machine has v1 alone: tried in a
-virtual machine booted with v2 alone (qemu, emulated, so that it runs where KVM is missing or nested; Debian's
-kernel; this machine's root shared read-only over 9p, with its own /tmp (the checkout kept in sight where it is
-under /tmp, as a CI clone may be), /run, /proc and /sys, so the VM runs this checkout and this interpreter).
+"""The grader's cgroups on cgroup v2 (grader/harness/cgroups.py), where this machine has v1 alone: tried in a virtual
+machine booted with v2 alone (qemu, emulated, so that it runs where KVM is missing or nested; Debian's kernel; this
+machine's root shared read-only over 9p and cached as a disk's pages are (cache=loose: with no cache each process
+reads a library afresh and its memory group is charged with the pages), with its own /tmp (the checkout kept in
+sight where it is under /tmp, as a CI clone may be), /run, /proc and /sys, so the VM runs this checkout and this
+interpreter).
 Inside, as the grader would find v2 on a machine of its own:
 
 - `doctor` in a group that holds a process that is not the grader's says it makes no memory group, and why;
@@ -42,7 +44,7 @@ INIT = """#!/bin/busybox sh
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in /modules/*.ko; do insmod "$m"; done
 for i in 1 2 3 4 5 6 7 8 9 10; do
-  mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 host /root && break; sleep 1
+  mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 host /root && break; sleep 1
 done
 mount -t proc proc /root/proc; mount -t sysfs sys /root/sys; mount -t devtmpfs dev /root/dev
 mount -t tmpfs run /root/run; mount -t cgroup2 cgroup2 /root/sys/fs/cgroup

@@ -261,6 +261,11 @@ for _i in range(8):  # 256 MiB in files of 32 MiB, in the home's tmpfs: memory t
 """
 
 
+# What these memory tests give a worker to start: they also run in an emulated VM (tests/meta/test_cgroup_v2.py),
+# where a start took 55 s on an idle machine, and more than the grader's 120 s while CI ran beside it.
+VM_START_SECONDS = 600
+
+
 def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     """A memory cgroup per grading (cgroups.memory_group) is charged with what the workers hold, files in tmpfs
     included: a worker that fills its home beyond what the grading may hold is stopped, with the memory message."""
@@ -275,6 +280,7 @@ def test_the_memory_a_grading_holds_in_files_counts_against_its_limit(tmp_path):
     (folder / "flops.py").write_text(reference_source() + FILLS_ITS_HOME)
     with in_sandbox(folder, sandbox.detect("auto"), 600, memory_mb=400) as (box, workspace):
         package = isolated_package(box, workspace, call_timeout=60, memory_mb=3072)
+        package.worker.start_timeout = VM_START_SECONDS
         try:
             package.worker.begin_test("test_grader::memory", "flops")
             with pytest.raises(WorkerDied, match="more memory than the autograder allows"):
@@ -309,6 +315,7 @@ def test_a_gradings_workers_are_in_its_memory_group_inside_its_cpu_share(tmp_pat
             if box.memory_group is None:
                 pytest.skip(f"no memory cgroup the grader may make here ({NO_MEMORY_GROUP})")
             package = isolated_package(box, workspace, call_timeout=60, memory_mb=3072)
+            package.worker.start_timeout = VM_START_SECONDS
             try:
                 package.worker.begin_test("test_grader::share", "flops")
                 assert package.flops.matmul_flops(2, 3, 4) == 48
