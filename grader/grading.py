@@ -2,7 +2,6 @@
 score (grader/scoring.py), the review evidence, the fingerprints of what it failed, and its results.json,
 written whatever happens. `resource-grader grade` and `batch` (grader/batch.py, grader/cluster.py) call it."""
 
-import importlib
 import importlib.util
 import json
 import os

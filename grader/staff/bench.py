@@ -131,7 +131,8 @@ def make_test(record: bool = False) -> None:
     if any(run.code for run in (*phases.values(), slow)):
         raise SystemExit("a phase failed: its figures are not recorded")
     readme = OFFICIAL_ROOT / "README.md"
-    readme.write_text(with_block(readme.read_text(), CI_BEGIN, CI_END, ci_figures(phases, slow, load), readme.name))
+    figures = f"\n{ci_figures(phases, slow, load)}\n"
+    readme.write_text(with_block(readme.read_text(), CI_BEGIN, CI_END, figures, readme.name))
     print(f"recorded in {readme.name}")
 
 
