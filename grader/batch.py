@@ -160,15 +160,13 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                   "fingerprints", file=sys.stderr)
             cluster.fingerprinter_for(ids, mode, limits,
                                       build=lambda: fingerprinter(ids, layers, limits, up_front=True))
-        by_future = {engine.submit({**base, "name": s.name, "data": data, **partly.get(s.name, {})}): (s, content)
-                     for s, data, content in todo}
+        jobs = [{**base, "name": s.name, "data": data, **partly.get(s.name, {})} for s, data, _ in todo]
         start = time.monotonic()
         with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
-            for future in engine.as_completed(list(by_future)):
-                submission, content = by_future[future]
+            for index, future in engine.completed(jobs):
+                submission, _, content = todo[index]
                 result = _result(future)
                 if "refused" in result:
-                    engine.cancel(by_future)
                     raise cluster.ClusterError(result["refused"])
                 graded, record = _write(submission, out / submission.stem, result, content, official, options)
                 record["hashes"] = hashes

@@ -20,6 +20,7 @@ then the future raises KilledWorker and the submission is `error`. Each start of
 (topic TOPIC), from which the coordinator counts the retries. Time limits stay the sandbox's, on the worker.
 """
 
+import collections
 import contextlib
 import hashlib
 import hmac
@@ -41,6 +42,7 @@ from grader.harness.boundary import STAFF, WORKSPACE
 from grader.submission import MAX_FILE_BYTES, SubmissionError
 
 TOPIC = "resource-grader-start"
+WAKE = 10  # seconds: how often a batch looks for workers that joined while every thread was busy
 HASHED = (*WORKSPACE, "grader")  # what decides a grade: the official tree and the grader ...
 NOT_HASHED = tuple(p for p in STAFF if p.startswith("tests/"))  # ... but not the project's own tests, never run
 # The pinned packages a grade depends on (their versions enter the hash; pyproject.toml pins them).
@@ -318,7 +320,7 @@ class Engine:
     whose worker died to another worker (a running cluster: its scheduler's allowed-failures)."""
 
     def __init__(self, address: str | None, jobs: int, retries: int):
-        self.address, self.client, self.cluster, self.pool = address, None, None, None
+        self.address, self.jobs, self.client, self.cluster, self.pool = address, jobs, None, None, None
         try:
             import dask
             from distributed import Client, LocalCluster
@@ -387,20 +389,50 @@ class Engine:
             raise ClusterError("refused by the cluster's workers:\n  " + "\n  ".join(wrong))
         return found
 
-    def submit(self, job: dict):
+    def completed(self, jobs: list[dict]):
+        """Grade `jobs`, yielding (index in `jobs`, future) as each task ends. No more are in flight than the
+        workers have threads: Dask gives a task to a worker when it is submitted, and there it waits behind that
+        worker's grading while another worker may sit idle (one long grading, a loop say, left one worker busy
+        twice as long as the other). The count is read again at each end and every WAKE seconds, so a worker
+        that joins late takes the next task. Leaving early (a refusal) cancels those in flight."""
+        waiting = collections.deque(enumerate(jobs))
+        running: dict = {}
+        try:
+            while waiting or running:
+                free = self._threads() - len(running)
+                while waiting and (free > 0 or not running):
+                    index, job = waiting.popleft()
+                    running[self._submit(job)] = index
+                    free -= 1
+                for future in self._ended(list(running)):
+                    yield running.pop(future), future
+        finally:
+            for future in running:
+                future.cancel()
+
+    def _threads(self) -> int:
+        if self.pool:
+            return self.jobs
+        return sum(self.client.nthreads().values())
+
+    def _submit(self, job: dict):
         if self.pool:
             return self.pool.submit(grade_task, job)
         # pure=False: a regrade of the same bytes is a new task; the key names the submission in Dask's dashboard
         return self.client.submit(grade_task, job, pure=False, key=f"grade-{job['name']}-{job['batch']}")
 
-    def as_completed(self, futures):
+    def _ended(self, futures) -> set:
+        """Those of `futures` that have ended, waiting at most WAKE seconds for one."""
         if self.pool:
-            from concurrent.futures import as_completed
+            import concurrent.futures
 
-            return as_completed(futures)
-        from distributed import as_completed
+            return concurrent.futures.wait(futures, WAKE, concurrent.futures.FIRST_COMPLETED).done
+        from distributed import wait
 
-        return as_completed(futures)
+        try:
+            return wait(futures, WAKE, "FIRST_COMPLETED").done
+        except TimeoutError:
+            return set()
 
     def descriptions(self, problems: list[str], mode: str, limits: dict) -> dict:
         if self.pool:
@@ -417,9 +449,6 @@ class Engine:
                 found.setdefault(event["name"], []).append(event["worker"])
         return found
 
-    def cancel(self, futures) -> None:
-        for future in futures:
-            future.cancel()
 
 
 # -- doctor: a node where the grader is not root ---------------------------------------------------------

@@ -1,16 +1,19 @@
 """batch's throughput on a Dask cluster of 1, then 2 workers (separate processes on 127.0.0.1), in one run.
 
-    python -m tests.benchmarks.batch_cluster [--submissions 6] [--problem tensors]
+    python -m tests.benchmarks.batch_cluster [--submissions 6] [--problem tensors] [--loops 0]
 
 Grades the same class (copies of the reference, each with a comment of its own so that no two are the same
-submission) through `--scheduler` on one worker, then on two, and prints each throughput (submissions per hour,
-as the class report computes it: over the whole batch command) and
-their ratio. Each worker grades one submission at a time (`--nthreads 1`); a grading is two processes (the tests,
-the sandboxed worker), so the ratio says how well a machine's cores are used, not only Dask's overhead: on a
-machine with fewer free cores than 2 gradings need, expect well under 2.
+submission; `--loops` of them with an endless loop in every function, gradings several times as long) through
+`--scheduler` on one worker, then on two, and prints each throughput (submissions per hour, as the class report
+computes it: over the whole batch command), their ratio, and with two workers each one's seconds of grading (from
+the grading.json records): an even hand-out keeps them close. Each worker grades one submission at a time
+(`--nthreads 1`); a grading is two processes (the tests, the sandboxed worker), so the ratio says how well a
+machine's cores are used, not only Dask's overhead: on a machine with fewer free cores than 2 gradings need, expect
+well under 2.
 """
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -20,16 +23,27 @@ import time
 from pathlib import Path
 
 from tests.meta.dask_cluster import DaskCluster
+from tests.meta.slips import LOOP, planted
 from tests.meta.suite import ROOT, grader_env
 
 RATE = re.compile(r"^(\d+) gradings in (\d+) s, the whole command in (\d+) s: (\d+) submissions per hour", re.M)
 
 
-def make_class(folder: Path, n: int, problem: str) -> None:
+def make_class(folder: Path, n: int, problem: str, loops: int) -> None:
     source = (ROOT / "reference" / f"{problem}.py").read_text()
     for i in range(n):
         (folder / f"student{i:03d}").mkdir(parents=True)
-        (folder / f"student{i:03d}" / f"{problem}.py").write_text(source + f"\n# student {i}\n")
+        mine = planted(source, LOOP) if i < loops else source
+        (folder / f"student{i:03d}" / f"{problem}.py").write_text(mine + f"\n# student {i}\n")
+
+
+def busy(out: Path) -> dict[str, list[float]]:
+    """Worker -> the seconds of each grading it finished, from each submission's grading.json."""
+    seconds: dict[str, list[float]] = {}
+    for record in out.glob("*/grading.json"):
+        found = json.loads(record.read_text())
+        seconds.setdefault(found["worker"], []).append(found["seconds"])
+    return seconds
 
 
 def run(folder: Path, out: Path, address: str, problem: str) -> tuple[float, str]:
@@ -50,10 +64,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--submissions", type=int, default=6)
     parser.add_argument("--problem", default="tensors")
+    parser.add_argument("--loops", type=int, default=0, help="how many of the submissions loop in every function")
     options = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="ra-bench-cluster-"))
     try:
-        make_class(tmp / "class", options.submissions, options.problem)
+        make_class(tmp / "class", options.submissions, options.problem, options.loops)
         rates = []
         with DaskCluster(tmp / "dask") as cluster:
             for n in (1, 2):
@@ -63,6 +78,9 @@ def main(argv=None) -> None:
                 rates.append(rate)
                 print(f"{n} worker{'s' * (n > 1)}: {rate:.0f} submissions per hour ({how})")
         print(f"throughput with 2 workers / with 1: {rates[1] / rates[0]:.2f}")
+        for worker, seconds in sorted(busy(tmp / "grades2").items()):
+            each = " + ".join(f"{s:.0f}" for s in seconds)
+            print(f"with 2 workers, {worker} graded {len(seconds)}: {sum(seconds):.0f} s ({each})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
