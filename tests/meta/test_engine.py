@@ -32,6 +32,16 @@ def grade_long_last(job):
     return queued
 
 
+def grade_until_another_runs(job):
+    if job["name"] == "first":
+        return another_ran.wait(30)
+    another_ran.set()
+    return True
+
+
+another_ran = threading.Event()
+
+
 def grade_slowly(job):
     threading.Event().wait(0.5 if job["name"] == "first" else 5)
     return job["name"]
@@ -69,3 +79,16 @@ def test_no_more_are_in_flight_than_threads_and_leaving_early_cancels_them(monke
         handed.close()
         assert len(submitted) == 2, "no more were handed out than the 2 workers' threads"
         assert submitted[1].status == "cancelled"
+
+
+def test_a_worker_that_joins_while_every_thread_is_busy_takes_the_next_task(monkeypatch):
+    """The first grading runs until another does: only a worker that joins while it runs can take one, and the
+    engine hands it one without waiting for the first to end (it looks again every WAKE seconds)."""
+    another_ran.clear()
+    monkeypatch.setattr(cluster, "grade_task", grade_until_another_runs)
+    monkeypatch.setattr(cluster, "WAKE", 0.2)
+    with cluster.Engine(None, 1, 0) as engine:
+        threading.Timer(1.0, engine.cluster.scale, (2,)).start()
+        results = {index: future.result() for index, future in
+                   engine.completed([{"name": name, "batch": "b"} for name in ("first", "second", "third")])}
+    assert results == {0: True, 1: True, 2: True}, "the first grading ran alone to its end"
