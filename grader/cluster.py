@@ -39,7 +39,7 @@ from pathlib import Path
 
 from grader import OFFICIAL_ROOT, registry
 from grader.harness.boundary import STAFF, WORKSPACE
-from grader.submission import MAX_FILE_BYTES, SubmissionError
+from grader.submission import MAX_FILE_BYTES, SubmissionError, folder_files, is_zip
 
 TOPIC = "resource-grader-start"
 WAKE = 10  # seconds: how often a batch looks for workers that joined while every thread was busy
@@ -47,7 +47,6 @@ HASHED = (*WORKSPACE, "grader")  # what decides a grade: the official tree and t
 NOT_HASHED = tuple(p for p in STAFF if p.startswith("tests/"))  # ... but not the project's own tests, never run
 # The pinned packages a grade depends on (their versions enter the hash; pyproject.toml pins them).
 VERSIONED = ("torch", "einops", "jaxtyping", "beartype", "hypothesis", "pytest", "pytest-timeout", "numpy")
-FOLDER_PATTERNS = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # those grader/submission.py reads
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # a fixed date: the same folder always packs to the same bytes
 
 _hash_lock = threading.Lock()
@@ -114,14 +113,15 @@ def secret_check(secret: bytes | None) -> str | None:
 
 def pack(submission: Path) -> bytes:
     """A submission as the bytes a task carries: a zip as it is; a folder as a zip of the files grading reads
-    (grader/submission.py's patterns), in a fixed order and date, so that the same folder gives the same bytes."""
+    (grader/submission.py `folder_files`), in a fixed order and date, so that the same folder gives the same bytes.
+    Raises SubmissionError where grading could not read it either (a symbolic link, a file too large)."""
     if not submission.is_dir():
+        is_zip(submission)  # refuses a link; what is not a zip, the worker's grading says so
         return submission.read_bytes()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        paths = sorted({p for pattern in FOLDER_PATTERNS for p in submission.glob(pattern) if p.is_file()})
-        for path in paths:
-            rel = path.relative_to(submission).as_posix()
+        for rel, path in sorted(folder_files(submission).items()):
+            rel = rel.as_posix()
             if path.stat().st_size > MAX_FILE_BYTES:
                 raise SubmissionError(f"{rel} is {path.stat().st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
             info = zipfile.ZipInfo(rel, ZIP_TIME)

@@ -53,11 +53,38 @@ def _pick(paths: set[PurePosixPath], module: str) -> PurePosixPath | None:
     return None
 
 
+FOLDER_PATTERNS = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # never a deep walk (a .venv)
+
+
+def folder_files(folder: Path) -> dict[PurePosixPath, Path]:
+    """The files of a submission folder that grading looks at (FOLDER_PATTERNS), by their path inside it. Raises
+    SubmissionError where one of them, or a folder on the way to it, is a symbolic link: the grader reads as root,
+    and a link would make whatever it points to (the reference, the course secret) the student's code, and its
+    text the student's feedback."""
+    found = {}
+    for pattern in FOLDER_PATTERNS:
+        for path in folder.glob(pattern):
+            rel = PurePosixPath(path.relative_to(folder).as_posix())
+            for depth in range(1, len(rel.parts) + 1):
+                if folder.joinpath(*rel.parts[:depth]).is_symlink():
+                    raise SubmissionError(f"{PurePosixPath(*rel.parts[:depth])} is a symbolic link: submit the "
+                                          "file itself (a folder of plain files, or a zip)")
+            if path.is_file():
+                found[rel] = path
+    return found
+
+
+def is_zip(submission: Path) -> bool:
+    """Whether `submission` (not a folder) is a zip file; SubmissionError where it is a symbolic link (a student's
+    upload may be one: to the reference's files, say)."""
+    if submission.is_symlink():
+        raise SubmissionError(f"{submission.name} is a symbolic link: submit the zip itself")
+    return zipfile.is_zipfile(submission)
+
+
 def _read_folder(folder: Path) -> tuple[set[PurePosixPath], callable]:
-    patterns = ("*.py", "assignment/*.py", "*/*.py", "*/assignment/*.py")  # never a deep walk (a .venv)
-    paths = {PurePosixPath(p.relative_to(folder).as_posix()) for pattern in patterns for p in folder.glob(pattern)
-             if p.is_file()}
-    return paths, lambda rel: (folder / rel).read_bytes()
+    files = folder_files(folder)
+    return set(files), lambda rel: files[rel].read_bytes()
 
 
 def _read_zip(archive: zipfile.ZipFile) -> tuple[set[PurePosixPath], callable]:
@@ -87,7 +114,7 @@ def build_workspace(submission: Path, dest: Path) -> Workspace:
     workspace = Workspace(dest)
     if submission.is_dir():
         _take(workspace, *_read_folder(submission))
-    elif zipfile.is_zipfile(submission):
+    elif is_zip(submission):
         with zipfile.ZipFile(submission) as archive:
             _take(workspace, *_read_zip(archive))
     else:
@@ -101,7 +128,7 @@ def read_modules(submission: Path) -> dict[str, bytes]:
     submission = Path(submission)
     if submission.is_dir():
         return _given(*_read_folder(submission))
-    if zipfile.is_zipfile(submission):
+    if is_zip(submission):
         with zipfile.ZipFile(submission) as archive:
             return _given(*_read_zip(archive))
     raise SubmissionError(f"{submission} is neither a folder nor a zip file")

@@ -48,6 +48,33 @@ def reference_source() -> str:
     return (ROOT / "reference" / "flops.py").read_text()
 
 
+def test_a_symbolic_link_in_a_submission_is_refused_and_nothing_it_points_to_is_read(tmp_path):
+    """The grader reads a submission as root: a link (a repository submitted on Gradescope keeps them) would make
+    whatever it points to the student's code, and its text the student's feedback: the reference's file (full
+    marks until a person looked), the course secret (its first word in a NameError). grade, batch's packing and
+    the class's similarity reading refuse it, naming it; a zip that is a link too."""
+    from grader import cluster
+    from grader.submission import SubmissionError, read_modules
+
+    secret = tmp_path / "course-secret"
+    secret.write_text("deadbeef0123456789abcdef\n")
+    shutil.make_archive(str(tmp_path / "reference"), "zip", ROOT / "reference")
+    links = {"file": ("flops.py", ROOT / "reference" / "flops.py"), "folder": ("assignment", ROOT / "reference"),
+             "secret": ("flops.py", secret), "zip": ("upload.zip", tmp_path / "reference.zip")}
+    for case, (name, target) in links.items():
+        folder = tmp_path / case
+        folder.mkdir()
+        (folder / name).symlink_to(target)
+        submission = folder / name if case == "zip" else folder
+        (tmp_path / case / "out").mkdir()
+        results = grade(tmp_path / case / "out", submission)
+        assert results["score"] == 0 and f"{name} is a symbolic link" in results["output"], (case, results["output"])
+        assert "deadbeef" not in json.dumps(results), case
+        for reader in (cluster.pack, read_modules):
+            with pytest.raises(SubmissionError, match="is a symbolic link"):
+                reader(submission)
+
+
 def test_reference_gets_full_points_and_stubs_none(tmp_path):
     results = grade(tmp_path, submission_of(tmp_path, reference_source()))
     assert results["score"] == FLOPS_POINTS, [t for t in results["tests"] if t["status"] != "passed"]
