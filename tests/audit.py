@@ -5,6 +5,8 @@ import ast
 import functools
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -13,10 +15,15 @@ def source_path(package: str, module: str) -> Path:
 
 
 def parsed(package: str, module: str) -> tuple[str, ast.Module]:
-    """The module's source and its syntax tree, parsed once for each text (the audits ask at each example)."""
+    """The module's source and its syntax tree, parsed once for each text (the audits ask at each example). A
+    source that does not parse fails the audit as the submission's slip, not as an error of the grading code."""
     path = source_path(package, module)
     text = path.read_text(encoding="utf-8")
-    return text, _parse(text, str(path))
+    try:
+        return text, _parse(text, str(path))
+    except SyntaxError as exc:
+        pytest.fail(f"{module}.py does not parse (line {exc.lineno}: {exc.msg}), so its audit cannot read it",
+                    pytrace=False)
 
 
 @functools.lru_cache(maxsize=16)

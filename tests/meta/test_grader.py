@@ -126,6 +126,8 @@ def test_a_module_that_does_not_import_scores_zero_with_a_reason(tmp_path, break
     assert results["tests"] and all(t["status"] == "failed" for t in results["tests"])
     reason = results["tests"][0]["output"]
     assert any(word in reason for word in ("SyntaxError", "sys.exit(3)", "ended the process")), reason
+    assert not results["extra_data"].get("grader_errors"), "the static audits' parse is the submission's failure"
+    assert GRADER_ERROR not in results["output"]
 
 
 def test_a_catalogued_mistake_is_named_beside_the_points_it_costs(tmp_path):
