@@ -1,6 +1,6 @@
 """batch's throughput on a Dask cluster of 1, then 2 workers (separate processes on 127.0.0.1), in one run.
 
-    python -m tests.benchmarks.batch_cluster [--submissions 6] [--problem tensors] [--loops 0]
+    python -m tests.benchmarks.batch_cluster [--submissions 12] [--problem tensors] [--loops 0]
 
 Grades the same class (copies of the reference, each with a comment of its own so that no two are the same
 submission; `--loops` of them with an endless loop in every function, gradings several times as long) through
@@ -62,7 +62,7 @@ def run(folder: Path, out: Path, address: str, problem: str) -> tuple[float, str
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--submissions", type=int, default=6)
+    parser.add_argument("--submissions", type=int, default=12)
     parser.add_argument("--problem", default="tensors")
     parser.add_argument("--loops", type=int, default=0, help="how many of the submissions loop in every function")
     options = parser.parse_args(argv)

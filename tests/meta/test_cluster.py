@@ -255,3 +255,15 @@ def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
     fix(tree, "tests/checks.py")  # what every problem's tests share
     _, graded_now, report = batch_in_tree()
     assert graded_now == ["flops", "memory"] and "partial: the grader changed)" in report.read_text()
+
+
+def test_the_throughput_benchmark_runs_and_prints_its_figures():
+    """tests/benchmarks/batch_cluster.py reads the class report's throughput line: run small, so that a change of
+    that line cannot break the benchmark unseen (it did once). Its figures are printed, never asserted."""
+    done = subprocess.run([sys.executable, "-m", "tests.benchmarks.batch_cluster", "--submissions", "2"], cwd=ROOT,
+                          env=grader_env(), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    print(done.stdout)
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:3]] == ["1 worker", "2 workers", "throughput with 2 workers / with 1"]
+    assert sum(int(line.split(" graded ")[1].split(":")[0]) for line in lines[3:]) == 2, done.stdout
