@@ -450,7 +450,6 @@ class Engine:
         return found
 
 
-
 # -- doctor: a node where the grader is not root ---------------------------------------------------------
 
 NOBODY = 65534
