@@ -121,10 +121,9 @@ def pack(submission: Path) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for rel, path in sorted(folder_files(submission).items()):
-            rel = rel.as_posix()
             if path.stat().st_size > MAX_FILE_BYTES:
                 raise SubmissionError(f"{rel} is {path.stat().st_size} bytes, over the {MAX_FILE_BYTES}-byte limit")
-            info = zipfile.ZipInfo(rel, ZIP_TIME)
+            info = zipfile.ZipInfo(rel.as_posix(), ZIP_TIME)
             info.external_attr = 0o644 << 16
             archive.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
