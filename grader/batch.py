@@ -2,12 +2,13 @@
 
 OUT/<name>/results.json for each submission, OUT/grades.csv with one row each (a status column and, for a
 grading that could not finish, the reason; never an aborted batch), the class report OUT/report.md
-(grader/classreport.py) with the copies between students (grader/similarity.py: every pair compared on the
-digests the gradings return, with a base of past submissions at `similarity_base`; OUT/similarity.csv, and
-grades.csv's similar_to column, never a results.json), and beside each results.json a grading.json: what was
-graded (the submission's content hash, the grader's official hash, the options), its outcome and its similarity
-digest, from which a later batch into the same OUT grades only what is new, changed (the submission, the grader
-after a fix, the options) or did not finish, and keeps the rest, unless told to regrade everything.
+(grader/classreport.py) and its web pages, OUT/report.html and OUT/report/ (grader/webreport.py), with the copies
+between students (grader/similarity.py: every pair compared on the digests the gradings return, with a base of past
+submissions at `similarity_base`; OUT/similarity.csv, and grades.csv's similar_to column, never a results.json), and
+beside each results.json a grading.json: what was graded (the submission's content hash, the grader's official hash,
+the options), its outcome and its similarity digest, from which a later batch into the same OUT grades only what is
+new, changed (the submission, the grader after a fix, the options) or did not finish, and keeps the rest, unless told
+to regrade everything.
 """
 
 import csv
@@ -91,7 +92,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     refused), SubmissionError when `folder` or `similarity_base` cannot be read."""
     from tqdm import tqdm
 
-    from grader import classreport
+    from grader import classreport, webreport
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
@@ -206,8 +207,11 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         writer.writerows(rows)
     ordered = [graded_all[s.name] for s in submissions]
     report = classreport.write(out, ordered, chosen, found, run, similar)
+    pages = webreport.write(out, ordered, chosen, found, similar, base=similarity_base,
+                            reasons={name: record.get("reason", "") for name, record in records.items()})
     kept = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
-    print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report}")
+    print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report} and "
+          f"{pages}")
     return 0
 
 

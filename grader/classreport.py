@@ -85,8 +85,8 @@ def _pct(count: int, of: int) -> str:
 
 def failure_rates(graded: list) -> list[dict]:
     """One row per behaviour that some scored submission started (a problem left as the stub, `untouched`,
-    is not a failure of its behaviours: it is not counted): how many of those submissions failed it, worst
-    first (the failure rate, then the points lost, then the registry's order)."""
+    is not a failure of its behaviours: it is not counted): how many of those submissions failed it (`failing`:
+    their names), worst first (the failure rate, then the points lost, then the registry's order)."""
     rows: dict[tuple[str, str], dict] = {}
     order = []
     for g in graded:
@@ -98,11 +98,13 @@ def failure_rates(graded: list) -> list[dict]:
             for b in p.behaviours:
                 key = (p.id, b.name)
                 if key not in rows:
-                    rows[key] = {"problem": p.id, "behaviour": b.name, "failed": 0, "of": 0, "lost": 0.0}
+                    rows[key] = {"problem": p.id, "behaviour": b.name, "failed": 0, "of": 0, "lost": 0.0,
+                                 "failing": []}
                     order.append(key)
                 row = rows[key]
                 row["of"] += 1
                 row["failed"] += not b.passed
+                row["failing"] += [g.submission.name] * (not b.passed)
                 row["lost"] += max(b.points - b.score, 0.0)
     ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
@@ -135,22 +137,41 @@ def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> li
     return lines
 
 
+@dataclass
+class FunctionMistakes:
+    """One comparable function ("problem.function") over the class: the submissions compared on it (`compared`),
+    those whose answers differ from the reference's (`differ`) and, of those, the ones that match each catalogued
+    mistake (`matches`: id -> names) and those that match none (`unexplained`)."""
+
+    compared: list[str] = field(default_factory=list)
+    differ: list[str] = field(default_factory=list)
+    unexplained: list[str] = field(default_factory=list)
+    matches: dict[str, list[str]] = field(default_factory=dict)
+
+
+def mistakes_by_function(fingerprints: Fingerprints) -> dict[str, FunctionMistakes]:
+    """"problem.function" -> who matched what (a submission whose fingerprints failed is not counted)."""
+    found: dict[str, FunctionMistakes] = {}
+    for name, result in fingerprints.per_submission.items():
+        if result.error:
+            continue
+        for function, match in result.functions.items():
+            f = found.setdefault(function, FunctionMistakes())
+            f.compared.append(name)
+            if not match.agree:
+                f.differ.append(name)
+                f.unexplained += [name] * (not match.matches)
+            for mistake in match.matches:
+                f.matches.setdefault(mistake, []).append(name)
+    return found
+
+
 def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
     """"problem.function" -> {"of": submissions compared on it, "differ": how many disagree with the
     reference, "unexplained": of those, how many match no mistake, "mistakes": {id: count}}."""
-    counts: dict[str, dict] = {}
-    for result in fingerprints.per_submission.values():
-        if result.error:
-            continue
-        for function, found in result.functions.items():
-            c = counts.setdefault(function, {"of": 0, "differ": 0, "unexplained": 0, "mistakes": {}})
-            c["of"] += 1
-            if not found.agree:
-                c["differ"] += 1
-                c["unexplained"] += not found.matches
-            for mistake in found.matches:
-                c["mistakes"][mistake] = c["mistakes"].get(mistake, 0) + 1
-    return counts
+    return {function: {"of": len(f.compared), "differ": len(f.differ), "unexplained": len(f.unexplained),
+                       "mistakes": {m: len(names) for m, names in f.matches.items()}}
+            for function, f in mistakes_by_function(fingerprints).items()}
 
 
 @dataclass
