@@ -369,10 +369,10 @@ def _bar(share: float) -> Html:
                 w=80 * share)
 
 
-def code_side(side: str, other: str, shown: Listing, spans: list[Span]) -> Html:
+def code_side(side: str, other: str, shown: Listing, spans: list[Span], linked: bool = True) -> Html:
     """One side of a side-by-side view: its numbered lines, each line of the k-th matched region (its lines on this
-    `side`, "a" or "b") coloured as region k and its first line linked to where region k starts on the `other`
-    side (where the first span covers a line two cover, the first wins)."""
+    `side`, "a" or "b") coloured as region k, and its first line linked (where the other side is shown: `linked`) to
+    where region k starts on the `other` side (a line two regions cover is the first's)."""
     if shown.missing:
         return html('<div class="side"><h3>{title}</h3><p class="bad">{why}</p></div>', title=shown.title,
                     why=shown.missing)
@@ -385,18 +385,18 @@ def code_side(side: str, other: str, shown: Listing, spans: list[Span]) -> Html:
             region.setdefault(number, k)
     rows = []
     for number, line in enumerate(shown.lines, start=1):
-        k = region.get(number)
-        cls = "line" if k is None else f"line r{k % REGION_COLOURS}"
         if number in starts:
-            k = starts[number]
-            gutter = html('<a class="jump" href="#{other}{n}" title="region {n}: to its lines on the other side">'
-                          '{n}</a>', other=other, n=k + 1)
-            rows.append(html('<span class="{cls} start" id="{side}{n}"><span class="ln">{number}</span>{gutter}'
-                             '{line}</span>', cls=f"line r{k % REGION_COLOURS}", side=side, n=k + 1, number=number,
-                             gutter=gutter, line=line))
+            n = starts[number] + 1
+            gutter = html('<a class="jump" href="#{other}{n}" title="region {n}: its lines on the other side">{n}</a>',
+                          other=other, n=n) if linked else html('<span class="jump">{}</span>', n)
+            rows.append(html('<span class="line r{c} start" id="{side}{n}"><span class="ln">{number}</span>{gutter}'
+                             '{line}</span>', c=(n - 1) % REGION_COLOURS, side=side, n=n, number=number, gutter=gutter,
+                             line=line))
         else:
+            k = region.get(number)
             rows.append(html('<span class="{cls}" id="{side}-l{number}"><span class="ln">{number}</span>'
-                             '<span class="gap"></span>{line}</span>', cls=cls, side=side, number=number, line=line))
+                             '<span class="gap"></span>{line}</span>', side=side, number=number, line=line,
+                             cls="line" if k is None else f"line r{k % REGION_COLOURS}"))
     note = html('<p class="muted">Shown up to its first {n} bytes.</p>', n=SHOWN_BYTES) if shown.truncated else \
         Html("")
     return html('<div class="side" id="side-{side}"><h3>{title}</h3>{note}<div class="listing"><pre><code>{rows}'
@@ -404,17 +404,23 @@ def code_side(side: str, other: str, shown: Listing, spans: list[Span]) -> Html:
 
 
 def side_by_side(left: Listing, right: Listing, spans: list[Span], size_unit: str) -> Html:
-    """The two listings side by side, with the table of the matched regions above them (each linked to both)."""
-    rows = [html('<tr class="r{c}"><td class="n"><a href="#a{n}">{n}</a></td><td><a href="#a{n}">{a}</a></td>'
-                 '<td><a href="#b{n}">{b}</a></td><td class="n">{size}</td></tr>', c=k % REGION_COLOURS, n=k + 1,
-                 a=f"{span.a_lines[0]}-{span.a_lines[1]}", b=f"{span.b_lines[0]}-{span.b_lines[1]}", size=span.size)
-            for k, span in enumerate(spans)]
+    """The two listings side by side, with the table of the matched regions above them (each linked to the sides
+    shown)."""
+    def lines(side: str, n: int, span: Span, shown: Listing) -> Html:
+        first, last = getattr(span, f"{side}_lines")
+        label = f"{first}-{last}"
+        return text(label) if shown.missing else html('<a href="#{side}{n}">{label}</a>', side=side, n=n, label=label)
+
+    rows = [html('<tr class="r{c}"><td class="n">{n}</td><td>{a}</td><td>{b}</td><td class="n">{size}</td></tr>',
+                 c=k % REGION_COLOURS, n=k + 1, a=lines("a", k + 1, span, left), b=lines("b", k + 1, span, right),
+                 size=span.size) for k, span in enumerate(spans)]
     regions = html('<table class="regions"><thead><tr><th>region</th><th>lines of {a}</th><th>lines of {b}</th>'
                    '<th class="n">{unit}</th></tr></thead><tbody>{rows}</tbody></table>', a=left.title, b=right.title,
                    unit=size_unit, rows=join(rows)) if spans else \
         html('<p class="muted">No matched line ranges are named.</p>')
-    return html('{regions}<div class="sides">{a}{b}</div>', regions=regions, a=code_side("a", "b", left, spans),
-                b=code_side("b", "a", right, spans))
+    return html('{regions}<div class="sides">{a}{b}</div>', regions=regions,
+                a=code_side("a", "b", left, spans, linked=not right.missing),
+                b=code_side("b", "a", right, spans, linked=not left.missing))
 
 
 def pre(body: str) -> Html:

@@ -1,0 +1,215 @@
+"""The class report's web pages (grader/webreport.py, grader/markup.py).
+
+Fast: a made-up class (no grading) whose every string a submission chooses (its name, its source, the messages its
+failures earned, the names of its files) carries markup and script, written as pages and read back as a browser's
+parser reads them: nothing but the writer's own markup (tests/meta/webpages.py's allowlist), every link leads
+somewhere, and what was planted reads as text. The reading of the copy check's evidence and of a module's lines is
+checked against the copy check and against Python.
+
+Slow: a class graded by `batch` (tests/meta/test_class_report.py's planted mistakes and copies, and the hostile
+corpus' case tests/meta/hostile/report_planted_markup.py under a name of markup) opened in a headless Chromium
+(tests/meta/browser.py): from a behaviour to the submissions that failed it, from a pair to its side-by-side page
+with its regions highlighted alike on both sides; no console error, no planted script run, nothing fetched but the
+report's own files.
+"""
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from grader import copycheck, scoring, webreport
+from grader.classreport import Fingerprints, Similar
+from grader.grading import Graded
+from grader.markup import Html, html, join, text
+from grader.matches import FunctionMatch, Matches
+from grader.similarity import Cluster, Pair, Similarity, Span
+from tests.meta import rewrites, webpages
+from tests.meta.suite import ROOT
+
+pytestmark = pytest.mark.meta
+
+# What a submission may plant, each a way out of where a page puts it: an element, an attribute, a closed <pre>, a
+# closed quote, a template's braces
+PLANTED = ['<script>window.raPlanted = "script"</script>', '<img src=x onerror="window.raPlanted = \'img\'">',
+           '</code></pre><svg onload="window.raPlanted = 1">', '" onmouseover="window.raPlanted = 2" x="',
+           "{title}{csp}"]
+
+
+def test_markup_escapes_every_value_unless_it_is_markup():
+    assert html('<a href="{href}">{name}</a>', href='x" onclick="y', name="<b>&") == \
+        '<a href="x&quot; onclick=&quot;y">&lt;b&gt;&amp;</a>'
+    assert html("<p>{}</p>", Html("<b>kept</b>")) == "<p><b>kept</b></p>"
+    assert html("{n:.1f} {t!r}", n=2.25, t="<") == "2.2 &#x27;&lt;&#x27;"
+    assert html("{}", "{0}{csp}") == "{0}{csp}", "a value is never read as a template"
+    assert join(["<i>", Html("<br>")], Html(", ")) == "&lt;i&gt;, <br>"
+    assert isinstance(Html("<b>") + "<i>", str) and not isinstance(Html("<b>") + "<i>", Html)
+    # invisible characters as their escapes: a bidirectional override, a NUL, an escape, a surrogate a file name kept
+    assert text("a\u202eb\x00c\x1bd\udcffe\tf\ng") == "a\\u202eb\\x00c\\x1bd\\udcffe\tf\ng"
+    assert text("ordinary café") == "ordinary café"
+    with pytest.raises(ValueError):
+        html("{:>5}", Html("<b>"))
+
+
+def test_python_lines_are_numbered_as_python_numbers_them():
+    source = "a = 1\rb = 2\r\nc = 3\n# é\x0cd\nd = '\u2028'\n"
+    for encoded in (source.encode(), b"\xef\xbb\xbf" + source.encode(),
+                    b"# -*- coding: latin-1 -*-\n" + source.replace("\u2028", "x").encode("latin-1")):
+        lines = webreport.python_lines(encoded)
+        for node in ast.walk(ast.parse(encoded)):
+            if isinstance(node, ast.Assign):
+                assert lines[node.lineno - 1].startswith(node.targets[0].id + " = "), (encoded, lines)
+    assert webreport.python_lines(b"\xff\xfe = 1\n") == ["\ufffd\ufffd = 1"], "what does not decode is replaced"
+
+
+def test_the_copy_evidence_is_read_as_the_copy_check_writes_it():
+    reference = (ROOT / "reference" / "flops.py").read_text()
+    copy = "# my own work\n\n" + rewrites.renamed(reference)
+    matches = [m for m in copycheck.check("flops", copy) if m.copied]
+    assert [m.against for m in matches] == ["reference"], matches
+    found = webreport.copies_in("s", [matches[0].evidence()])
+    assert [(c.module, c.against, c.source) for c in found] == [("flops", "reference", "reference/flops.py")]
+    assert len(found[0].spans) == len(matches[0].spans) > 0
+    copied = webreport.python_lines(copy.encode())
+    original = webreport.python_lines(reference.encode())
+    for span in found[0].spans:  # the lines named are where the copy and the reference hold the same code
+        a, b = span.a_lines, span.b_lines
+        assert copied[a[0] - 1:a[1]] and original[b[0] - 1:b[1]], span
+    assert webreport.source_file("flops", "reference/flops.py") == ROOT / "reference" / "flops.py"
+    assert webreport.source_file("flops", "torch/utils/flop_counter.py").is_file()
+
+
+@pytest.mark.parametrize("shown", ["reference/tensors.py", "torch/../../../etc/passwd.py", "../reference/flops.py",
+                                   "einops/einops.py", "torch/utils/flop_counter.pyc", "/etc/passwd.py"])
+def test_a_source_named_by_evidence_is_read_only_where_the_copy_check_reads(shown):
+    assert webreport.source_file("flops", shown) is None
+
+
+def test_a_copy_found_in_a_decoded_literal_is_not_shown_against_the_file():
+    line = ("[copy] flops.py: 40 of its 40 fingerprints (100%) are in the oracle's source (renaming and layout "
+            "ignored): flops.py lines 1-90 ~ torch/utils/flop_counter.py lines 1-90 (40 fingerprints) (decoded from "
+            "the literal at line 7)")
+    assert webreport.copies_in("s", [line]) == []
+
+
+# -- a made-up class, every string a submission chooses planted -------------------------------------------------
+
+NAMES = ["alice", PLANTED[1], "bob \u202eevil\u202c & <b>carol", "dan{title}"]  # a name holds no "/"
+
+
+def _scores(passed: list[bool], message: str) -> list[scoring.ProblemScore]:
+    behaviours = [scoring.BehaviourScore(f"flops behaviour {i}", 1.0, [scoring.TestScore(
+        f"tests/test_flops.py::test_{i}", "flops", 1.0, ok, "passed" if ok else "failed",
+        "" if ok else f"AssertionError: {message}\n    expected 2\n    got '{message}'")])
+        for i, ok in enumerate(passed)]
+    return [scoring.ProblemScore("flops", "Counting compute", len(passed), behaviours)]
+
+
+def made_up_class(tmp: Path) -> tuple[Path, list[Graded], Fingerprints, Similar]:
+    """Four submissions of flops (one an unreadable upload), each with a name, a source and messages of markup; a
+    pair and a cluster between them; a copy of the reference flagged in one grading; a catalogued mistake matched."""
+    submissions, out = tmp / "submissions", tmp / "grades"
+    reference = (ROOT / "reference" / "flops.py").read_text()
+    source = "\n".join(f"# {p}\nPLANTED_{i} = {p!r}" for i, p in enumerate(PLANTED)) + "\n" + reference
+    matches = Matches({"flops.matmul_flops": FunctionMatch(False, ["matmul_flops"], ["macs"], 20)},
+                      {"flops.matmul_flops": {"macs": f"counts MACs {PLANTED[0]}"}}, ["flops"], ["flops"])
+    graded, fingerprints = [], Fingerprints(descriptions=dict(matches.descriptions))
+    review = [f"[copy] flops.py: 300 of its 400 fingerprints (75%) are in the reference's source (renaming and layout "
+              f"ignored): flops.py lines {len(PLANTED) * 2 + 13}-{len(PLANTED) * 2 + 40} ~ reference/flops.py lines "
+              f"13-40 (120 fingerprints)", f"[test_0] {PLANTED[2]}"]
+    for i, name in enumerate(NAMES):
+        (submissions / name).mkdir(parents=True)
+        (submissions / name / "flops.py").write_text(source if i else reference)
+        message = PLANTED[i % len(PLANTED)]
+        scores = [] if i == 3 else _scores([i != 1, False, i % 2 == 0], message)
+        status = "unreadable" if i == 3 else "review" if i == 1 else "ok"
+        found = matches if i in (1, 2) else None
+        known = scoring.known_mistakes(found)
+        output = scoring.table(scores, [f"It holds: {PLANTED[3]}.py, {PLANTED[0]}.py"], frozenset(), known)
+        results = scoring.results_json(scores, seconds=1.0, output=output, review=review if i == 1 else [],
+                                       known=known)
+        (out / Path(name).stem).mkdir(parents=True)  # where batch writes it (a name with a dot: its stem)
+        (out / Path(name).stem / "results.json").write_text(json.dumps(results))
+        graded.append(Graded(submissions / name, scores, "", status, 1.0, found))
+        if found:
+            fingerprints.per_submission[name] = found
+    pair = Pair("flops", "flops", NAMES[1], NAMES[2], 400, 400, 380, 300, 60, 60, 60,
+                [Span((13, 30), (13, 30), 200), Span((31, 60), (35, 64), 100)])
+    pair_with_base = Pair("flops", "flops", NAMES[0], f"base:{PLANTED[3]}", 400, 400, 380, 300, 60, 60, 60,
+                          [Span((1, 5), (1, 5), 20)], from_base=True)
+    third = Pair("flops", "flops", NAMES[0], NAMES[1], 400, 400, 390, 300, 60, 60, 60, [Span((1, 10), (1, 10), 30)])
+    found = Similarity([pair, third, pair_with_base], [Cluster("flops", [NAMES[0], NAMES[1], NAMES[2]])],
+                       {"flops": 4}, candidates=5, base=1)
+    pair.cluster = third.cluster = 0
+    similar = Similar(found, None, {NAMES[3]: f"unreadable {PLANTED[1]}"}, 0.1, f"thresholds {PLANTED[4]}")
+    return out, graded, fingerprints, similar
+
+
+@pytest.fixture(scope="module")
+def made_up(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("web")
+    out, graded, fingerprints, similar = made_up_class(tmp)
+    (out / webreport.FOLDER).mkdir()
+    for name in ("report.md", "grades.csv", "similarity.csv"):  # batch writes them beside
+        (out / name).write_text("")
+    (out / webreport.FOLDER / "results.json").write_text("a submission called report keeps its results here")
+    (out / webreport.FOLDER / "pair-999.html").write_text("an earlier batch's page")
+    from grader.registry import BY_ID
+
+    index = webreport.write(out, graded, [BY_ID["flops"]], fingerprints, similar, base=tmp / "base",
+                            reasons={NAMES[3]: f"no such upload {PLANTED[0]}"})
+    return out, index
+
+
+def test_the_pages_hold_only_the_writers_markup(made_up):
+    out, index = made_up
+    assert index == out / "report.html"
+    assert webpages.unexpected_markup(out) == []
+
+
+def test_every_link_leads_somewhere(made_up):
+    out, _ = made_up
+    assert webpages.broken_links(out) == []
+
+
+def test_what_was_planted_reads_as_text(made_up):
+    out, _ = made_up
+    every = "\n".join(page.text for page in webpages.pages(out))
+    for planted in PLANTED:
+        assert planted in every, planted
+    for name in NAMES:
+        assert webreport.slug(name)[:-11] in " ".join(p.name for p in (out / "report").iterdir()) or name == "alice"
+    assert "bob \\u202eevil\\u202c & <b>carol" in every, "a bidirectional override shows as its escape"
+    pair_page = webpages.read(out / "report" / "pair-1.html")
+    assert {f"a{n}" for n in (1, 2)} | {f"b{n}" for n in (1, 2)} <= pair_page.ids
+    assert "PLANTED_0 = '<script>" in pair_page.text, "the sources side by side, as text"
+    submission = next(p for p in webpages.pages(out) if p.path.name.startswith("s-bob"))
+    assert "got '</code></pre><svg onload" in submission.text, "the messages it read, as text"
+
+
+def test_the_submissions_files_and_earlier_pages(made_up):
+    out, _ = made_up
+    folder = out / webreport.FOLDER
+    assert (folder / "results.json").read_text().startswith("a submission called report"), "left alone"
+    assert not (folder / "pair-999.html").exists(), "an earlier batch's page is removed"
+    copy_pages = sorted(folder.glob("copy-*.html"))
+    assert len(copy_pages) == 1
+    copy_page = webpages.read(copy_pages[0])
+    assert "a1" in copy_page.ids and "b1" in copy_page.ids
+    assert "def matmul_flops" in copy_page.text, "the reference beside the copy"
+    base = webpages.page_text(folder / "pair-3.html")
+    assert "cannot be read" in base or "not among" in base or "no such" in base.lower()
+
+
+def test_a_region_is_coloured_alike_on_both_sides_and_linked_to_its_partner(made_up):
+    out, _ = made_up
+    page = webpages.read(out / "report" / "pair-1.html")
+    starts = {a["id"]: a for tag, a in page.elements if tag == "span" and "start" in (a.get("class") or "")}
+    for n in (1, 2):
+        colour = f"r{n - 1}"
+        assert colour in starts[f"a{n}"]["class"].split() and colour in starts[f"b{n}"]["class"].split()
+    links = [a["href"] for tag, a in page.elements if tag == "a" and "jump" in (a.get("class") or "")]
+    assert links == ["#b1", "#b2", "#a1", "#a2"]
+    coloured = [a for tag, a in page.elements if tag == "span" and "r1" in (a.get("class") or "").split()]
+    assert len(coloured) == (60 - 31 + 1) + (64 - 35 + 1), "every line of region 2, on both sides"
