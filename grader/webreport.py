@@ -69,7 +69,7 @@ pre.feedback{background:#f7f7f9;border:1px solid #e2e4e8;padding:.5rem;white-spa
 .listing pre{margin:0;padding:.2rem 0;white-space:pre}.line{display:block;padding-right:.6rem}
 .ln{display:inline-block;width:3.2em;text-align:right;color:#888;padding-right:.5em;user-select:none}
 .jump{display:inline-block;width:2.2em;text-align:center;font-weight:700;text-decoration:none;color:#000}
-.gap{display:inline-block;width:2.2em}.line:target,.start:target{outline:2px solid #000}
+.gap{display:inline-block;width:2.2em}td.view{white-space:nowrap}.line:target,.start:target{outline:2px solid #000}
 .r0{background:#ffd1d1}.r1{background:#c9e7ff}.r2{background:#d4f5cf}.r3{background:#fde7b0}
 .r4{background:#e6d5ff}.r5{background:#c8f1ee}.r6{background:#ffd9f0}.r7{background:#e4e4c4}
 """
@@ -690,7 +690,7 @@ def _copies(report: Report) -> Html:
         else:
             view = html('<span class="muted">in similarity.csv</span>')
         rows.append(html('<tr>{rank}<td>{problem}</td><td>{a}</td><td>{b}</td>{strength}{shared}{share}{run}{order}'
-                         '<td>{view}</td></tr>', rank=_num(index + 1), problem=pair.problem,
+                         '<td class="view">{view}</td></tr>', rank=_num(index + 1), problem=pair.problem,
                          a=report.who(pair.a, FROM_INDEX), b=report.who(pair.b, FROM_INDEX),
                          strength=_num(pair.strength, f"{pair.strength:.0%}"),
                          shared=_num(pair.shared), share=_num(pair.share, f"{pair.share:.0%}"),
@@ -746,7 +746,8 @@ def _oracle_copies(report: Report) -> Html:
                         view=side_by_side(mine, source, list(copy.spans), "fingerprints"))
             report.add(copy.page, f"{student.name}: {copy.module}.py beside {copy.source}", body)
             rows.append(html('<tr><td>{who}</td><td>{module}.py</td><td>{against}</td><td>{source}</td>{n}'
-                             '<td><a href="{prefix}{page}">side by side</a></td></tr>', who=student.link(FROM_INDEX),
+                             '<td class="view"><a href="{prefix}{page}">side by side</a></td></tr>',
+                             who=student.link(FROM_INDEX),
                              module=copy.module, against=copy.against, source=copy.source,
                              n=_num(sum(s.size for s in copy.spans)), prefix=FROM_INDEX, page=copy.page))
     if not rows:
@@ -780,8 +781,8 @@ def _submission_page(report: Report, student: Student) -> None:
     status = html("<p>Status <code>{status}</code>{reason}. Total {total:.2f} of {points:g}.</p>",
                   status=student.graded.status, reason=f": {student.reason}" if student.reason else "",
                   total=student.total, points=sum(p.points for p in student.graded.scores))
-    body = [html("<h1>{}</h1>", student.name), status, _score_table(student), _evidence(report, student),
-            _pairs_of(report, student), html('<h2 id="feedback">What the student read</h2>')]
+    body = [html("<h1>{}</h1>", student.name), status, _evidence(report, student), _pairs_of(report, student),
+            _score_table(student), html('<h2 id="feedback">What the student read</h2>')]
     if results.unreadable:
         body.append(html('<p class="bad">{}</p>', results.unreadable))
     else:
@@ -847,10 +848,9 @@ def _pairs_of(report: Report, student: Student) -> Html:
         other = pair.b if pair.a == student.name else pair.a
         view = html('<a href="pair-{n}.html">side by side</a>', n=index + 1) if index < SHOWN_PAIR_PAGES else \
             html('<span class="muted">in similarity.csv</span>')
-        rows.append(html("<tr><td>{problem}</td><td>{other}</td>{strength}{shared}{run}<td>{view}</td></tr>",
-                         problem=pair.problem, other=report.who(other), strength=_num(pair.strength,
-                                                                                      f"{pair.strength:.0%}"),
-                         shared=_num(pair.shared), run=_num(pair.longest), view=view))
+        rows.append(html('<tr><td>{problem}</td><td>{other}</td>{strength}{shared}{run}<td class="view">{view}</td>'
+                         '</tr>', problem=pair.problem, other=report.who(other), shared=_num(pair.shared),
+                         strength=_num(pair.strength, f"{pair.strength:.0%}"), run=_num(pair.longest), view=view))
     return html('<h2 id="pairs">Copies between students</h2>{}', sortable(
         [("problem", False), ("with", False), ("strength", True), ("hashes shared", True), ("longest run", True),
          ("", False)], rows))

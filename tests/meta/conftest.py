@@ -19,7 +19,7 @@ from grader.harness import uids
 # then the grader's own tests, the catalogue of mistakes, the Gradescope image.
 COSTLIEST_FIRST = ("test_hostile.py::TestWithEveryLayer", "test_hostile.py::TestWithTheUserLayerAlone",
                    "test_grader.py", "test_mistakes.py", "test_gradescope_image.py", "test_gradescope.py",
-                   "test_class_report.py", "test_cluster.py", "test_compare.py")
+                   "test_class_report.py", "test_web_report.py::TestInABrowser", "test_cluster.py", "test_compare.py")
 
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ...: set in each xdist worker
 if _WORKER:

@@ -15,9 +15,15 @@ report's own files.
 
 import ast
 import json
+import time
 from pathlib import Path
 
 import pytest
+
+try:
+    from selenium.webdriver.common.by import By
+except ImportError:  # the `dev` extra's: the fast tests need none, the slow ones skip saying so (browser.unavailable)
+    By = None
 
 from grader import copycheck, scoring, webreport
 from grader.classreport import Fingerprints, Similar
@@ -25,8 +31,9 @@ from grader.grading import Graded
 from grader.markup import Html, html, join, text
 from grader.matches import FunctionMatch, Matches
 from grader.similarity import Cluster, Pair, Similarity, Span
-from tests.meta import rewrites, webpages
+from tests.meta import browser, rewrites, webclass, webpages
 from tests.meta.suite import ROOT
+from tests.meta.test_hostile import Listener
 
 pytestmark = pytest.mark.meta
 
@@ -213,3 +220,139 @@ def test_a_region_is_coloured_alike_on_both_sides_and_linked_to_its_partner(made
     assert links == ["#b1", "#b2", "#a1", "#a2"]
     coloured = [a for tag, a in page.elements if tag == "span" and "r1" in (a.get("class") or "").split()]
     assert len(coloured) == (60 - 31 + 1) + (64 - 35 + 1), "every line of region 2, on both sides"
+
+
+# -- in a browser (slow) ------------------------------------------------------------------------------------------
+
+class TestInABrowser:
+    """The report of a class graded by `batch` (tests/meta/webclass.py), in a headless Chromium. The slow tier: the
+    batch takes about a minute of a core, the browser seconds."""
+
+    pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def seen(cls, tmp_path_factory):
+        why = browser.unavailable(install=True)
+        if why:
+            pytest.skip(f"no browser to open the report in: {why}")
+        listener = Listener()
+        try:
+            out = webclass.graded(tmp_path_factory.mktemp("webclass"), listener.address)
+            with browser.chromium() as driver:
+                yield Seen(out, driver, listener)
+        finally:
+            listener.close()
+
+    def test_a_behaviour_leads_to_the_submissions_that_failed_it_and_what_they_read(self, seen):
+        driver = seen.open(webreport.INDEX)
+        link = driver.find_element(By.CSS_SELECTOR, "#behaviours + p + table tbody tr td:nth-child(3) a")
+        failed = int(link.text.split(" of ")[0])
+        behaviour = link.find_element(By.XPATH, "../../td[2]").text
+        link.click()
+        assert driver.find_element(By.TAG_NAME, "h1").text == f"flops: {behaviour}"
+        items = driver.find_elements(By.CSS_SELECTOR, "main ol > li")
+        assert len(items) == failed >= 3, [i.text[:80] for i in items]
+        assert all(item.find_element(By.TAG_NAME, "pre").text.strip() for item in items), "the first lines they read"
+        name = items[0].find_element(By.TAG_NAME, "a").text
+        items[0].find_element(By.LINK_TEXT, "all it read").click()
+        fragment = driver.current_url.rsplit("#", 1)[1]
+        heading = driver.find_element(By.ID, fragment)
+        assert heading.text.startswith(f"flops: {behaviour} (0") and driver.title == name
+        assert seen.clean(driver) == []
+
+    def test_the_tables_sort_by_the_column_clicked(self, seen):
+        driver = seen.open(webreport.INDEX)
+        table = driver.find_element(By.CSS_SELECTOR, "#submissions + table")
+        header = table.find_element(By.XPATH, ".//th[button[text()='total']]")
+        column = int(driver.execute_script("return arguments[0].cellIndex", header))
+
+        def totals():
+            return [float(row.find_elements(By.TAG_NAME, "td")[column].get_attribute("data-sort"))
+                    for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+
+        header.find_element(By.TAG_NAME, "button").click()
+        assert totals() == sorted(totals()) and header.get_attribute("aria-sort") == "ascending"
+        header.find_element(By.TAG_NAME, "button").click()
+        assert totals() == sorted(totals(), reverse=True) and totals()[0] > totals()[-1], "the report's script ran"
+        assert seen.clean(driver) == []
+
+    @pytest.mark.parametrize("pair", ["planted mistakes", "planted markup"])
+    def test_a_pair_is_side_by_side_its_regions_highlighted_alike_on_both_sides(self, seen, pair):
+        driver = seen.open(webreport.INDEX)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#copies ~ table tbody tr")
+        wanted = webclass.COPIER if pair == "planted markup" else "erin"
+        row = next(r for r in rows if wanted in r.text)
+        row.find_element(By.LINK_TEXT, "side by side").click()
+        regions = driver.find_elements(By.CSS_SELECTOR, "table.regions tbody tr")
+        assert regions, driver.title
+        for n in range(1, len(regions) + 1):
+            a, b = driver.find_element(By.ID, f"a{n}"), driver.find_element(By.ID, f"b{n}")
+            colour = a.value_of_css_property("background-color")
+            assert colour == b.value_of_css_property("background-color") not in ("rgba(0, 0, 0, 0)", "transparent")
+            assert colour != driver.find_element(By.ID, "a-l1").value_of_css_property("background-color") or n > 1
+        last = len(regions)
+        driver.find_element(By.CSS_SELECTOR, f"#a{last} a.jump").click()
+        assert driver.current_url.endswith(f"#b{last}")
+        target = driver.find_element(By.ID, f"b{last}")
+        shown = driver.execute_script("var r = arguments[0].getBoundingClientRect(), "
+                                      "p = arguments[0].closest('.listing').getBoundingClientRect(); "
+                                      "return r.top >= p.top - 1 && r.bottom <= p.bottom + 1;", target)
+        assert shown, "the partner region is scrolled into its side's view"
+        if pair == "planted markup":
+            code = driver.find_element(By.ID, "side-a").text
+            assert '# </code></pre><script>window.raPlanted = "comment"' in code
+        assert seen.clean(driver) == []
+
+    def test_nothing_planted_runs_and_nothing_is_fetched_on_any_page(self, seen):
+        pages = [webreport.INDEX, *(f"{webreport.FOLDER}/{p.name}" for p in sorted(
+            (seen.out / webreport.FOLDER).glob("*.html")))]
+        dirty = {}
+        for page in pages:
+            driver = seen.open(page)
+            dirty[page] = seen.clean(driver)
+        assert {page: found for page, found in dirty.items() if found} == {}
+        assert len(pages) > 30
+        hostile = seen.open(f"{webreport.FOLDER}/s-{webreport.slug(webclass.HOSTILE)}.html")
+        body = hostile.find_element(By.TAG_NAME, "body").text
+        assert webclass.HOSTILE in body and '<script>window.raPlanted = "message"' in body
+        nothing = seen.open(f"{webreport.FOLDER}/s-{webreport.slug(webclass.NOTHING)}.html")
+        assert f"It holds: {webclass.FILE}" in nothing.find_element(By.TAG_NAME, "body").text
+        assert seen.listener.connections == 0
+
+    def test_the_policy_refuses_a_script_or_a_fetch_that_is_not_the_reports(self, seen):
+        # were a planted element ever to reach a page, its Content-Security-Policy would still refuse it
+        driver = seen.open(webreport.INDEX)
+        driver.execute_script("var s = document.createElement('script'); s.textContent = 'window.raPlanted = 1'; "
+                              "document.body.appendChild(s); var i = document.createElement('img'); "
+                              f"i.src = 'http://{seen.listener.address}/policy'; document.body.appendChild(i); "
+                              "window.raFetched = 'no'; try { fetch('http://" + seen.listener.address + "/fetch')"
+                              ".then(function () { window.raFetched = 'yes'; }, function () {}); } catch (e) {}")
+        time.sleep(1)
+        assert driver.execute_script("return typeof window.raPlanted") == "undefined"
+        assert driver.execute_script("return window.raFetched") == "no"
+        refused = browser.console_errors(driver)
+        assert any("Content Security Policy" in line for line in refused), refused
+        assert seen.listener.connections == 0
+        browser.requests(driver)
+
+
+class Seen:
+    """The graded class's report (`out`) in the `driver`, and the listener a planted script would ask."""
+
+    def __init__(self, out: Path, driver, listener):
+        self.out, self.driver, self.listener = out, driver, listener
+
+    def open(self, page: str):
+        self.driver.get((self.out / page).resolve().as_uri())
+        return self.driver
+
+    def clean(self, driver) -> list[str]:
+        """What is wrong with the pages loaded since the last call: a console error, a request for anything but the
+        report's own files, a planted script that ran."""
+        found = [f"console: {line}" for line in browser.console_errors(driver)]
+        root = self.out.resolve().as_uri()
+        found += [f"fetched {url}" for url in browser.requests(driver) if not url.startswith(root)]
+        if driver.execute_script("return typeof window.raPlanted") != "undefined":
+            found.append(f"a planted script ran: {driver.execute_script('return window.raPlanted')}")
+        return found
