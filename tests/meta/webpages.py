@@ -18,6 +18,7 @@ TAGS = frozenset("html head meta title style body header p nav a main h1 h2 h3 t
                  "button svg rect text line figure ul ol li code pre span div strong br script".split())
 ATTRIBUTES = frozenset("lang charset http-equiv content name href id class scope type data-sort title role aria-label "
                        "xmlns width height x y x1 y1 x2 y2 fill stroke font-weight text-anchor".split())
+BLOCKS = frozenset("title p h1 h2 h3 li tr pre div figure".split())  # a line of the text ends with each
 HREF = re.compile(r"\A(\.\./)?[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?(#[A-Za-z0-9_-]+)?\Z|\A#[A-Za-z0-9_-]+\Z")
 
 
@@ -51,6 +52,8 @@ class _Reader(html.parser.HTMLParser):
         if self.inside and self.inside[-1][0] == tag:
             kind, body = self.inside.pop()
             (self.page.scripts if kind == "script" else self.page.styles).append(body)
+        elif tag in BLOCKS:
+            self.chunks.append("\n")
 
     def handle_data(self, data):
         if self.inside:
@@ -111,5 +114,5 @@ def broken_links(out: Path) -> list[str]:
 
 
 def page_text(path: Path) -> str:
-    """A page's text as a reader sees it (markup left out, character references read)."""
+    """A page's text as a reader sees it (markup left out, character references read, a line per block)."""
     return read(path).text
