@@ -29,7 +29,7 @@ def views(out: Path) -> list[tuple[str, str, str]]:
     folder = out / webreport.FOLDER
     behaviour = next(p.name for p in sorted(folder.glob("behaviour-*.html"), key=lambda p: int(p.stem.split("-")[1])))
     mistakes = next(p.name for p in sorted(folder.glob("mistakes-*.html"))
-                    if "flops.matmul_flops" in p.read_text(encoding="utf-8"))
+                    if "<title>flops.matmul_flops</title>" in p.read_text(encoding="utf-8"))
     pair = next(p.name for p in sorted(folder.glob("pair-*.html")) if "copied-the-markup" in
                 p.read_text(encoding="utf-8"))
     copy = next(p.name for p in sorted(folder.glob("copy-dave-*.html")))
