@@ -152,19 +152,22 @@ class Feedback:
 @dataclass
 class Results:
     """A submission's results.json as the pages show it: the text at the top (`output`), each behaviour's feedback,
-    and what is for course staff (`review`: the evidence that flagged it; `grader_errors`; `fingerprints`: what
-    they ran). `unreadable`: why there is none."""
+    and what is for course staff (`review`: the evidence that flagged it; `grader_errors`). `unreadable`: why there
+    is none."""
 
     output: str = ""
     feedback: list[Feedback] = field(default_factory=list)
     review: list[str] = field(default_factory=list)
     grader_errors: list[str] = field(default_factory=list)
-    fingerprints: dict = field(default_factory=dict)
     unreadable: str = ""
+    _index: dict[tuple[str, str], int] = field(default_factory=dict, repr=False, compare=False)
 
     def of(self, problem: str, behaviour: str) -> tuple[int, Feedback] | None:
-        return next(((i, f) for i, f in enumerate(self.feedback) if (f.problem, f.behaviour) == (problem, behaviour)),
-                    None)
+        """The feedback of a behaviour, with its place (its anchor on the submission's page)."""
+        if len(self._index) != len(self.feedback):
+            self._index = {(f.problem, f.behaviour): i for i, f in reversed(list(enumerate(self.feedback)))}
+        i = self._index.get((problem, behaviour))
+        return None if i is None else (i, self.feedback[i])
 
 
 _FENCE = re.compile(r"\A(`{3,})text\n(.*)\n\1\Z", re.S)
@@ -189,7 +192,7 @@ def read_results(path: Path) -> Results:
                                      float(test.get("max_score", 0)), _unfenced(test.get("output")),
                                      tuple(str(m) for ids in known.values() for m in ids)))
         return Results(_unfenced(data.get("output")), feedback, [str(line) for line in staff.get("review", [])],
-                       [str(line) for line in staff.get("grader_errors", [])], staff.get("fingerprints") or {})
+                       [str(line) for line in staff.get("grader_errors", [])])
     except (OSError, ValueError, TypeError, AttributeError) as exc:
         return Results(unreadable=f"{path.name} cannot be read ({type(exc).__name__}: {exc})")
 
