@@ -47,7 +47,8 @@ FOLDER = "report"  # the pages beside report.html
 FROM_INDEX = f"{FOLDER}/"  # what a link from report.html to a page in the folder starts with
 FIRST_LINES = 8  # of a submission's feedback, shown on a behaviour's and a mistake's page
 SHOWN_PAIR_PAGES = 250  # side-by-side pages for the strongest pairs (MOSS's default); every pair in the table
-SHOWN_BYTES = copycheck.MAX_BYTES  # of a module shown side by side (larger ones are compared by no one)
+SHOWN_BYTES = copycheck.MAX_BYTES  # of a module shown side by side (larger ones are compared by no one) ...
+SHOWN_LINES = 10_000  # ... and lines (the reference's longest module has 700)
 REGION_COLOURS = 8  # matched regions cycle through this many colours (the style's .r0 to .r7)
 
 STYLE = """
@@ -281,10 +282,16 @@ class Listing:
     truncated: bool = False
 
 
+    def shows(self, line: int) -> bool:
+        return 1 <= line <= len(self.lines)
+
+
 def listing(title: str, data: bytes | None, why: str = "") -> Listing:
+    """A module's listing (`data`: its bytes; None: `why` there are none), up to SHOWN_BYTES and SHOWN_LINES."""
     if data is None:
         return Listing(title, missing=why or "not found")
-    return Listing(title, tuple(python_lines(data[:SHOWN_BYTES])), truncated=len(data) > SHOWN_BYTES)
+    lines = python_lines(data[:SHOWN_BYTES])
+    return Listing(title, tuple(lines[:SHOWN_LINES]), truncated=len(data) > SHOWN_BYTES or len(lines) > SHOWN_LINES)
 
 
 class Sources:
@@ -372,47 +379,52 @@ def _bar(share: float) -> Html:
                 w=80 * share)
 
 
-def code_side(side: str, other: str, shown: Listing, spans: list[Span], linked: bool = True) -> Html:
+def code_side(side: str, shown: Listing, other: Listing, spans: list[Span]) -> Html:
     """One side of a side-by-side view: its numbered lines, each line of the k-th matched region (its lines on this
-    `side`, "a" or "b") coloured as region k, and its first line linked (where the other side is shown: `linked`) to
-    where region k starts on the `other` side (a line two regions cover is the first's)."""
+    `side`, "a" or "b") coloured as region k, and its first line linked to where region k starts on the `other` side
+    where that side shows it (a line two regions cover is the first's)."""
     if shown.missing:
         return html('<div class="side"><h3>{title}</h3><p class="bad">{why}</p></div>', title=shown.title,
                     why=shown.missing)
+    partner = "b" if side == "a" else "a"
     region: dict[int, int] = {}
-    starts: dict[int, int] = {}
+    starts: dict[int, list[int]] = {}
     for k, span in enumerate(spans):
         first, last = getattr(span, f"{side}_lines")
-        starts.setdefault(first, k)
-        for number in range(first, last + 1):
+        starts.setdefault(first, []).append(k)
+        for number in range(first, min(last, len(shown.lines)) + 1):
             region.setdefault(number, k)
+
+    def jump(k: int, anchor: bool) -> Html:  # region k's number, linked to its partner where the other side shows it
+        link = other.shows(getattr(spans[k], f"{partner}_lines")[0])
+        return html('<{tag} class="jump"{id}{href}>{n}</{tag}>', tag="a" if link else "span", n=k + 1,
+                    id=html(' id="{}{}"', side, k + 1) if anchor else Html(""),
+                    href=html(' href="#{p}{n}" title="region {n}: its lines on the other side"', p=partner, n=k + 1)
+                    if link else Html(""))
+
     rows = []
     for number, line in enumerate(shown.lines, start=1):
-        if number in starts:
-            n = starts[number] + 1
-            gutter = html('<a class="jump" href="#{other}{n}" title="region {n}: its lines on the other side">{n}</a>',
-                          other=other, n=n) if linked else html('<span class="jump">{}</span>', n)
-            rows.append(html('<span class="line r{c} start" id="{side}{n}"><span class="ln">{number}</span>{gutter}'
-                             '{line}</span>', c=(n - 1) % REGION_COLOURS, side=side, n=n, number=number, gutter=gutter,
-                             line=line))
-        else:
-            k = region.get(number)
-            rows.append(html('<span class="{cls}" id="{side}-l{number}"><span class="ln">{number}</span>'
-                             '<span class="gap"></span>{line}</span>', side=side, number=number, line=line,
-                             cls="line" if k is None else f"line r{k % REGION_COLOURS}"))
-    note = html('<p class="muted">Shown up to its first {n} bytes.</p>', n=SHOWN_BYTES) if shown.truncated else \
-        Html("")
+        here = starts.get(number, [])  # the regions that start on this line: the first names the line
+        k = here[0] if here else region.get(number)
+        gutter = join(jump(j, anchor=i > 0) for i, j in enumerate(here)) if here else Html('<span class="gap"></span>')
+        rows.append(html('<span class="{cls}" id="{id}"><span class="ln">{number}</span>{gutter}{line}</span>',
+                         cls="line" if k is None else f"line r{k % REGION_COLOURS}" + " start" * bool(here),
+                         id=f"{side}{k + 1}" if here else f"{side}-l{number}", number=number, gutter=gutter,
+                         line=line))
+    note = html('<p class="muted">Shown up to its first {n} bytes or {lines} lines.</p>', n=SHOWN_BYTES,
+                lines=SHOWN_LINES) if shown.truncated else Html("")
     return html('<div class="side" id="side-{side}"><h3>{title}</h3>{note}<div class="listing"><pre><code>{rows}'
                 '</code></pre></div></div>', side=side, title=shown.title, note=note, rows=join(rows))
 
 
 def side_by_side(left: Listing, right: Listing, spans: list[Span], size_unit: str) -> Html:
-    """The two listings side by side, with the table of the matched regions above them (each linked to the sides
-    shown)."""
+    """The two listings side by side, with the table of the matched regions above them (each linked to its lines
+    where a side shows them)."""
     def lines(side: str, n: int, span: Span, shown: Listing) -> Html:
         first, last = getattr(span, f"{side}_lines")
         label = f"{first}-{last}"
-        return text(label) if shown.missing else html('<a href="#{side}{n}">{label}</a>', side=side, n=n, label=label)
+        return html('<a href="#{side}{n}">{label}</a>', side=side, n=n, label=label) if shown.shows(first) else \
+            text(label)
 
     rows = [html('<tr class="r{c}"><td class="n">{n}</td><td>{a}</td><td>{b}</td><td class="n">{size}</td></tr>',
                  c=k % REGION_COLOURS, n=k + 1, a=lines("a", k + 1, span, left), b=lines("b", k + 1, span, right),
@@ -421,9 +433,8 @@ def side_by_side(left: Listing, right: Listing, spans: list[Span], size_unit: st
                    '<th class="n">{unit}</th></tr></thead><tbody>{rows}</tbody></table>', a=left.title, b=right.title,
                    unit=size_unit, rows=join(rows)) if spans else \
         html('<p class="muted">No matched line ranges are named.</p>')
-    return html('{regions}<div class="sides">{a}{b}</div>', regions=regions,
-                a=code_side("a", "b", left, spans, linked=not right.missing),
-                b=code_side("b", "a", right, spans, linked=not left.missing))
+    return html('{regions}<div class="sides">{a}{b}</div>', regions=regions, a=code_side("a", left, right, spans),
+                b=code_side("b", right, left, spans))
 
 
 def pre(body: str) -> Html:

@@ -142,7 +142,8 @@ def made_up_class(tmp: Path) -> tuple[Path, list[Graded], Fingerprints, Similar]
         if found:
             fingerprints.per_submission[name] = found
     pair = Pair("flops", "flops", NAMES[1], NAMES[2], 400, 400, 380, 300, 60, 60, 60,
-                [Span((13, 30), (13, 30), 200), Span((31, 60), (35, 64), 100)])
+                [Span((13, 30), (13, 30), 200), Span((31, 60), (35, 64), 100), Span((13, 20), (40, 45), 9),
+                 Span((5000, 5010), (50, 52), 3)])  # a region that starts with another, one past the file's end
     pair_with_base = Pair("flops", "flops", NAMES[0], f"base:{PLANTED[3]}", 400, 400, 380, 300, 60, 60, 60,
                           [Span((1, 5), (1, 5), 20)], from_base=True)
     third = Pair("flops", "flops", NAMES[0], NAMES[1], 400, 400, 390, 300, 60, 60, 60, [Span((1, 10), (1, 10), 30)])
@@ -217,9 +218,11 @@ def test_a_region_is_coloured_alike_on_both_sides_and_linked_to_its_partner(made
         colour = f"r{n - 1}"
         assert colour in starts[f"a{n}"]["class"].split() and colour in starts[f"b{n}"]["class"].split()
     links = [a["href"] for tag, a in page.elements if tag == "a" and "jump" in (a.get("class") or "")]
-    assert links == ["#b1", "#b2", "#a1", "#a2"]
+    assert links == ["#b1", "#b3", "#b2", "#a1", "#a2", "#a3"], "region 4's lines of a are past its end"
+    assert {"a3", "b3", "b4"} <= page.ids and "a4" not in page.ids
     coloured = [a for tag, a in page.elements if tag == "span" and "r1" in (a.get("class") or "").split()]
-    assert len(coloured) == (60 - 31 + 1) + (64 - 35 + 1), "every line of region 2, on both sides"
+    # every line of region 2 on both sides, but b's lines 40 and 50, where regions 3 and 4 start (in their colours)
+    assert len(coloured) == (60 - 31 + 1) + (64 - 35 + 1) - 2
 
 
 # -- in a browser (slow) ------------------------------------------------------------------------------------------
@@ -286,11 +289,14 @@ class TestInABrowser:
         row.find_element(By.LINK_TEXT, "side by side").click()
         regions = driver.find_elements(By.CSS_SELECTOR, "table.regions tbody tr")
         assert regions, driver.title
+
+        def background(anchor: str) -> str:  # of the line where the region starts, as the browser paints it
+            return driver.execute_script("return getComputedStyle(document.getElementById(arguments[0])"
+                                         ".closest('.line')).backgroundColor", anchor)
+
+        plain = background("a-l1")
         for n in range(1, len(regions) + 1):
-            a, b = driver.find_element(By.ID, f"a{n}"), driver.find_element(By.ID, f"b{n}")
-            colour = a.value_of_css_property("background-color")
-            assert colour == b.value_of_css_property("background-color") not in ("rgba(0, 0, 0, 0)", "transparent")
-            assert colour != driver.find_element(By.ID, "a-l1").value_of_css_property("background-color") or n > 1
+            assert background(f"a{n}") == background(f"b{n}") not in (plain, "rgba(0, 0, 0, 0)"), n
         last = len(regions)
         driver.find_element(By.CSS_SELECTOR, f"#a{last} a.jump").click()
         assert driver.current_url.endswith(f"#b{last}")
