@@ -207,8 +207,14 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         writer.writerows(rows)
     ordered = [graded_all[s.name] for s in submissions]
     report = classreport.write(out, ordered, chosen, found, run, similar)
-    pages = webreport.write(out, ordered, chosen, found, similar, base=similarity_base,
-                            reasons={name: record.get("reason", "") for name, record in records.items()})
+    try:
+        pages = webreport.write(out, ordered, chosen, found, similar, base=similarity_base,
+                                reasons={name: record.get("reason", "") for name, record in records.items()})
+    except OSError as exc:  # the grades and report.md stand; a batch run again keeps every grading and writes them
+        print(f"resource-grader batch: the class report's web pages could not be written ({exc}); grades.csv and "
+              "report.md are complete, and the same batch run again keeps every grading and writes the pages",
+              file=sys.stderr)
+        pages = "no web pages"
     kept = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
     print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report} and "
           f"{pages}")

@@ -187,6 +187,40 @@ class Similar:
     thresholds: str = ""
 
 
+@dataclass(frozen=True)
+class ScoreFigure:
+    """The scores of the scored submissions on one problem (`name`: its id) or on all of them ("total"), out of
+    `out_of`."""
+
+    name: str
+    title: str
+    values: list[float]
+    out_of: float
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name == "total" else f"{self.name}: {self.title}"
+
+    @property
+    def stats(self) -> list[float]:
+        """The mean, the median, the least and the most ([] where no submission has a score)."""
+        if not self.values:
+            return []
+        ordered, middle = sorted(self.values), len(self.values) // 2
+        median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        return [sum(ordered) / len(ordered), median, ordered[0], ordered[-1]]
+
+
+def score_figures(scored: list, problems) -> list[ScoreFigure]:
+    """The totals' figure, then each problem's (a problem a submission was not graded on counts 0)."""
+    figures = [ScoreFigure("total", "all problems", [sum(p.score for p in g.scores) for g in scored],
+                           sum(p.points for p in problems))]
+    for problem in problems:
+        figures.append(ScoreFigure(problem.id, problem.title, [next((p.score for p in g.scores if p.id == problem.id),
+                                                                    0.0) for g in scored], problem.points))
+    return figures
+
+
 def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None,
           similar: Similar | None = None) -> Path:
     """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
@@ -202,28 +236,15 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Ru
     for status, names in sorted(others.items()):
         lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
 
-    lines += ["", "## Scores", ""]
-    figures = []
-    total_points = sum(p.points for p in problems)
-    totals = [sum(p.score for p in g.scores) for g in scored]
-    figures.append(("total", "all problems", totals, total_points))
-    for problem in problems:
-        values = [next((p.score for p in g.scores if p.id == problem.id), 0.0) for g in scored]
-        figures.append((problem.id, problem.title, values, problem.points))
-    lines += ["| | out of | mean | median | min | max | histogram |",
+    lines += ["", "## Scores", "", "| | out of | mean | median | min | max | histogram |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for name, title, values, out_of in figures:
-        png = f"hist_{name}.png"
-        _histogram(out / png, values, out_of, f"{name}: {title}" if name != "total" else "total")
-        if values:
-            ordered = sorted(values)
-            middle = len(ordered) // 2
-            median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-            stats = [f"{sum(values) / len(values):.2f}", f"{median:.2f}", f"{ordered[0]:.2f}", f"{ordered[-1]:.2f}"]
-        else:
-            stats = ["-"] * 4
-        lines.append(f"| {name} | {out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
-    lines += [""] + [f"![{name}]({f'hist_{name}.png'})" for name, *_ in figures]
+    figures = score_figures(scored, problems)
+    for figure in figures:
+        png = f"hist_{figure.name}.png"
+        _histogram(out / png, figure.values, figure.out_of, figure.label)
+        stats = [f"{v:.2f}" for v in figure.stats] or ["-"] * 4
+        lines.append(f"| {figure.name} | {figure.out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
+    lines += [""] + [f"![{f.name}](hist_{f.name}.png)" for f in figures]
 
     lines += ["", "## Behaviours by failure rate", ""] + behaviour_lines(graded, problems)
 

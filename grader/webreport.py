@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, copycheck, registry, similarity
-from grader.classreport import SCORED, Fingerprints, Similar, failure_rates, mistakes_by_function
+from grader.classreport import SCORED, Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
+from grader.grading import Graded
 from grader.markup import Html, html, join, text
 from grader.similarity import Pair, Span
 from grader.submission import SubmissionError, read_modules
@@ -449,7 +450,7 @@ class Student:
 
     name: str
     page: str
-    graded: object  # grading.Graded
+    graded: Graded
     results: Results
     reason: str = ""
     pairs: list[int] = field(default_factory=list)  # indexes into the reported pairs
@@ -540,29 +541,19 @@ def _summary(report: Report) -> Html:
     lines = [html("<li>Status <code>{status}</code> (no score, not counted below): {names}.</li>", status=status,
                   names=join((s.link(FROM_INDEX) for s in group), ", ")) for status, group in sorted(others.items())]
     return html('<h1>Class report</h1><p>{n} submissions, {k} with a score (status ok or review). Also: '
-                   '<a href="report.md">report.md</a>, <a href="grades.csv">grades.csv</a>{csv}.</p><ul>{lines}</ul>',
-                   n=len(students), k=len(scored), lines=join(lines),
-                   csv=html(', <a href="{f}">{f}</a>', f="similarity.csv") if report.pairs else Html(""))
+                '<a href="report.md">report.md</a>, <a href="grades.csv">grades.csv</a>{csv}.</p><ul>{lines}</ul>',
+                n=len(students), k=len(scored), lines=join(lines),
+                csv=html(', <a href="{f}">{f}</a>', f="similarity.csv") if report.pairs else Html(""))
 
 
 def _scores(report: Report) -> Html:
-    scored = [s for s in report.students.values() if s.scored]
-    figures = [("total", "all problems", [s.total for s in scored], sum(p.points for p in report.problems))]
-    for problem in report.problems:
-        figures.append((problem.id, problem.title, [next((p.score for p in s.graded.scores if p.id == problem.id),
-                                                         0.0) for s in scored], problem.points))
+    scored = [s.graded for s in report.students.values() if s.scored]
     rows, plots = [], []
-    for name, title, values, out_of in figures:
-        ordered = sorted(values)
-        middle = len(ordered) // 2
-        median = (ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2) if values \
-            else 0.0
-        stats = [sum(values) / len(values), median, ordered[0], ordered[-1]] if values else []
-        cells = join(_num(v, f"{v:.2f}") for v in stats) if stats else Html('<td class="n">-</td>' * 4)
-        rows.append(html('<tr><td>{name}</td><td>{title}</td>{out_of}{cells}</tr>', name=name, title=title,
-                         out_of=_num(out_of), cells=cells))
-        plots.append(html("<figure>{}</figure>", histogram(values, out_of, name if name == "total" else
-                                                           f"{name}: {title}")))
+    for figure in score_figures(scored, report.problems):
+        cells = join(_num(v, f"{v:.2f}") for v in figure.stats) or Html('<td class="n">-</td>' * 4)
+        rows.append(html('<tr><td>{name}</td><td>{title}</td>{out_of}{cells}</tr>', name=figure.name,
+                         title=figure.title, out_of=_num(figure.out_of), cells=cells))
+        plots.append(html("<figure>{}</figure>", histogram(figure.values, figure.out_of, figure.label)))
     table = sortable([("problem", False), ("title", False), ("out of", True), ("mean", True), ("median", True),
                       ("min", True), ("max", True)], rows)
     return html('<h2 id="scores">Scores</h2>{table}<div class="plots">{plots}</div>', table=table,
