@@ -830,11 +830,17 @@ def _evidence(report: Report, student: Student) -> Html:
     parts.append(html("<h3>Review flags</h3><ul class=\"evidence\">{}</ul>", join(review)) if review else
                  html("<p>No review flag.</p>"))
     if found is not None:
-        known = [html("<li><code>{f}</code>: {what}</li>", f=function, what=", ".join(
-            f"{m} ({found.descriptions.get(function, {}).get(m, '')})".replace(" ()", "") for m in match.matches)
-            if match.matches else "differs from the reference, matches no catalogued mistake")
-            for function, match in sorted(found.functions.items()) if not match.agree]
-        ran = f"ran again for {', '.join(found.ran)} in {found.seconds:.1f} s" if found.ran else "nothing run again"
+        known = []
+        for function, match in sorted(found.functions.items()):
+            if match.agree:
+                continue
+            described = found.descriptions.get(function, {})
+            mistakes = [html("<code>{m}</code> ({d})", m=m, d=described.get(m, "")) for m in match.matches]
+            what = join(mistakes, "; ") if mistakes else text("differs from the reference, matches no catalogued "
+                                                             "mistake")
+            known.append(html("<li><code>{f}</code>: {what}</li>", f=function, what=what))
+        ran = f"Run again on compare's inputs for {', '.join(found.ran)}, in {found.seconds:.1f} s" if found.ran else \
+            "Nothing run again (the problems it failed: none, or not started)"
         extra = "; stopped at the time limit" * found.timed_out + (f"; failed: {found.error}" if found.error else "")
         parts.append(html("<h3>Fingerprints</h3><p>{ran}{extra}.</p><ul>{known}</ul>", ran=ran, extra=extra,
                           known=join(known)))

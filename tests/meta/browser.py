@@ -42,7 +42,8 @@ def unavailable(install: bool = True) -> str | None:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         return f"Debian's {' and '.join(PACKAGES)} are not installed, and only root can install them with apt-get"
     environment = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *PACKAGES]):
+    wait = ["-o", "DPkg::Lock::Timeout=600"]  # another apt-get at work: wait for it rather than fail
+    for command in (["apt-get", *wait, "update", "-qq"], ["apt-get", *wait, "install", "-y", "-qq", *PACKAGES]):
         done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900, check=False)
         if done.returncode:
             return f"{' '.join(command)} failed ({done.returncode}): {(done.stderr or done.stdout)[-500:]}"
