@@ -125,7 +125,7 @@ FLOORS = [
     ("the trust boundary", ["grader/harness"]),
     ("grading", ["grader/runner.py", "grader/cpushare.py", "grader/submission.py", "grader/scoring.py",
                  "grader/copycheck.py", "grader/similarity.py", "grader/fingerprints", "grader/grading.py",
-                 "grader/classreport.py", "grader/webreport.py"]),
+                 "grader/classreport.py", "grader/sidebyside.py", "grader/webreport.py"]),
     ("commands", ["grader/batch.py", "grader/cluster.py", "grader/cli.py", "grader/gradescope.py",
                   "grader/__main__.py"]),
     ("course staff's tools", ["grader/staff"]),

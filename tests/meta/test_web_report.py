@@ -1,4 +1,4 @@
-"""The class report's web pages (grader/webreport.py, grader/markup.py).
+"""The class report's web pages (grader/webreport.py, grader/sidebyside.py, grader/markup.py).
 
 Fast: a made-up class (no grading) whose every string a submission chooses (its name, its source, the messages its
 failures earned, the names of its files) carries markup and script, written as pages and read back as a browser's
@@ -25,7 +25,7 @@ try:
 except ImportError:  # the `dev` extra's: the fast tests need none, the slow ones skip saying so (browser.unavailable)
     By = None
 
-from grader import copycheck, scoring, webreport
+from grader import copycheck, scoring, sidebyside, webreport
 from grader.classreport import Fingerprints, Similar
 from grader.grading import Graded
 from grader.markup import Html, html, join, text
@@ -63,11 +63,11 @@ def test_python_lines_are_numbered_as_python_numbers_them():
     source = "a = 1\rb = 2\r\nc = 3\n# é\x0cd\nd = '\u2028'\n"
     for encoded in (source.encode(), b"\xef\xbb\xbf" + source.encode(),
                     b"# -*- coding: latin-1 -*-\n" + source.replace("\u2028", "x").encode("latin-1")):
-        lines = webreport.python_lines(encoded)
+        lines = sidebyside.python_lines(encoded)
         for node in ast.walk(ast.parse(encoded)):
             if isinstance(node, ast.Assign):
                 assert lines[node.lineno - 1].startswith(node.targets[0].id + " = "), (encoded, lines)
-    assert webreport.python_lines(b"\xff\xfe = 1\n") == ["\ufffd\ufffd = 1"], "what does not decode is replaced"
+    assert sidebyside.python_lines(b"\xff\xfe = 1\n") == ["\ufffd\ufffd = 1"], "what does not decode is replaced"
 
 
 def test_the_copy_evidence_is_read_as_the_copy_check_writes_it():
@@ -78,8 +78,8 @@ def test_the_copy_evidence_is_read_as_the_copy_check_writes_it():
     found = webreport.copies_in("s", [matches[0].evidence()])
     assert [(c.module, c.against, c.source) for c in found] == [("flops", "reference", "reference/flops.py")]
     assert len(found[0].spans) == len(matches[0].spans) > 0
-    copied = webreport.python_lines(copy.encode())
-    original = webreport.python_lines(reference.encode())
+    copied = sidebyside.python_lines(copy.encode())
+    original = sidebyside.python_lines(reference.encode())
     for span in found[0].spans:  # the lines named are where the copy and the reference hold the same code
         a, b = span.a_lines, span.b_lines
         assert copied[a[0] - 1:a[1]] and original[b[0] - 1:b[1]], span
