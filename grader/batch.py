@@ -27,17 +27,26 @@ from grader.matches import Matches
 from grader.messages import GRADER_FAILED, UNREADABLE
 from grader.runner import Limits
 from grader.scoring import results_json, scores_from, table
-from grader.submission import SubmissionError
+from grader.submission import SubmissionError, results_name
 
 RECORD = "grading.json"
 
 
 def submissions_in(folder: Path) -> list[Path]:
+    """The submissions in `folder` (its sub-folders and .zip files), refused where two would write their results
+    to the same folder (`alice/` beside `alice.zip`): one's results would be lost."""
     if not folder.is_dir():
         raise SubmissionError(f"{folder} is not a folder of submissions")
     found = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
     if not found:
         raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
+    by_folder: dict[str, list[str]] = {}
+    for submission in found:
+        by_folder.setdefault(results_name(submission), []).append(submission.name)
+    clashes = [" and ".join(names) for names in by_folder.values() if len(names) > 1]
+    if clashes:
+        raise SubmissionError(f"{folder}: {'; '.join(clashes)} would write their results to the same folder: "
+                              "rename one")
     return found
 
 
@@ -124,7 +133,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     regrades: list[dict] = []
     kept: list[str] = []
     for submission in submissions:
-        where = out / submission.stem
+        where = out / results_name(submission)
         previous = _record(where / RECORD)
         try:
             data = cluster.pack(submission)
@@ -169,7 +178,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                 result = _result(future)
                 if "refused" in result:
                     raise cluster.ClusterError(result["refused"])
-                graded, record = _write(submission, out / submission.stem, result, content, official, options)
+                graded, record = _write(submission, out / results_name(submission), result, content, official, options)
                 record["hashes"] = hashes
                 graded_all[submission.name] = graded
                 records[submission.name] = record
@@ -185,7 +194,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         if record is None:
             continue
         record["attempts"] = max(len(starts.get(submission.name, [])), 1)
-        write_atomically(out / submission.stem / RECORD, json.dumps(record, indent=1))
+        write_atomically(out / results_name(submission) / RECORD, json.dumps(record, indent=1))
         run.graded.append(submission.name)
         if record["worker"]:  # not a grading lost with its workers
             run.workers[record["worker"]] = run.workers.get(record["worker"], 0) + 1

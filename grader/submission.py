@@ -74,6 +74,12 @@ def folder_files(folder: Path) -> dict[PurePosixPath, Path]:
     return found
 
 
+def results_name(submission: Path) -> str:
+    """The name of the folder of OUT that holds a submission's results: a folder's name, a zip's without .zip
+    (`alice.v1/` keeps its `.v1`)."""
+    return submission.name if submission.is_dir() else submission.name.removesuffix(".zip")
+
+
 def is_zip(submission: Path) -> bool:
     """Whether `submission` (not a folder) is a zip file; SubmissionError where it is a symbolic link (a student's
     upload may be one: to the reference's files, say)."""

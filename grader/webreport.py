@@ -40,6 +40,7 @@ from grader.grading import Graded
 from grader.markup import Html, html, join, text
 from grader.sidebyside import Sources, listing, side_by_side
 from grader.similarity import Pair, Span
+from grader.submission import results_name
 
 INDEX = "report.html"
 FOLDER = "report"  # the pages beside report.html
@@ -379,10 +380,11 @@ class Report:
 def write(out: Path, graded: list, problems: list, fingerprints: Fingerprints, similar: Similar | None = None, *,
           base: Path | None = None, reasons: dict[str, str] | None = None) -> Path:
     """Write OUT/report.html and its pages in OUT/report/ for `graded` (grading.Graded, one per submission: each
-    one's results.json is read from OUT/<its stem>/) on `problems`, with the catalogued mistakes (`fingerprints`)
-    and the copies between students (`similar`; `base`: the folder of `--similarity-base`, whose modules a pair
-    may show); `reasons`: why a submission has no score. Returns the path of report.html. Earlier pages in
-    OUT/report/ are removed (its other files are left alone: a submission may be called "report")."""
+    one's results.json is read from OUT/<submission.results_name>/) on `problems`, with the catalogued
+    mistakes (`fingerprints`) and the copies between students (`similar`; `base`: the folder of
+    `--similarity-base`, whose modules a pair may show); `reasons`: why a submission has no score. Returns the
+    path of report.html. Earlier pages in OUT/report/ are removed (its other files are left alone: a submission
+    may be called "report")."""
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.html"):
@@ -390,7 +392,7 @@ def write(out: Path, graded: list, problems: list, fingerprints: Fingerprints, s
     students = {}
     for g in graded:
         name = g.submission.name
-        results = read_results(out / g.submission.stem / "results.json")
+        results = read_results(out / results_name(g.submission) / "results.json")
         students[name] = Student(name, f"s-{slug(name)}.html", g, results, (reasons or {}).get(name, ""),
                                  copies=copies_in(name, results.review))
     report = Report(out, students, problems, fingerprints, similar,

@@ -222,6 +222,24 @@ def test_batch_says_when_jobs_outnumber_the_cores(tmp_path):
     assert "holds no submissions" in done.stderr  # and then the folder's own error, as before
 
 
+def test_two_submissions_that_would_share_a_results_folder_are_refused_before_grading(tmp_path):
+    from grader.batch import submissions_in
+    from grader.submission import results_name
+
+    class_folder = tmp_path / "class"
+    for name in ("alice.v1", "alice.v2", "bob"):
+        (class_folder / name).mkdir(parents=True)
+    assert [results_name(s) for s in submissions_in(class_folder)] == ["alice.v1", "alice.v2", "bob"]
+    with zipfile.ZipFile(class_folder / "bob.zip", "w") as archive:
+        archive.writestr("flops.py", "")
+    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(class_folder), "--out",
+                           str(tmp_path / "grades")], cwd=ROOT, env=grader_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0 and "bob and bob.zip would write their results to the same folder" in done.stderr, \
+        done.stderr
+    assert not (tmp_path / "grades" / "bob").exists()
+
+
 def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_limit():
     import time
 
