@@ -11,9 +11,10 @@ that module broken, so later calls into it fail at once instead of restarting th
 Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
 own CPU time (its whole process tree, read from /proc: grader/harness/cputime.py), and all the calls of one test
 `test_cpu_seconds` together; a wall-clock backstop of WALL_FACTOR times the call's limit catches sleeps and
-deadlocks. So a slow or shared CPU never costs a correct submission a point. The worker volunteers for the
-kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a container's memory limit
-the kernel kills it, not the test process; a worker killed that way is reported in words.
+deadlocks, and time the worker spent runnable but waiting for a CPU moves it on (`_Limit`). So a slow or shared
+CPU never costs a correct submission a point, and a starved call is never said to have waited or slept. The
+worker volunteers for the kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a
+container's memory limit the kernel kills it, not the test process; a worker killed that way is reported in words.
 """
 
 import builtins
@@ -76,22 +77,33 @@ def volunteer_for_oom() -> None:
 
 
 class _Limit:
-    """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, `wall` seconds of
-    wall-clock time, whichever runs out first. The CPU time counts from the clock's last reading (the end of the
-    request before, or the worker's start), so what the worker used between two requests counts against the next.
-    The clock is read in full only when a wait has lasted as long as the tree could have used its CPU time on
-    every core, so a call that returns at once costs one quick reading. No wait goes past `deadline` (a time of
-    time.monotonic(), the whole grading's, where the worker has one)."""
+    """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, or `wall` seconds of
+    wall-clock time spent otherwise than waiting for a CPU, whichever runs out first. The CPU time counts from the
+    clock's last reading (the end of the request before, or the worker's start), so what the worker used between
+    two requests counts against the next. The clock is read in full only when a wait has lasted as long as the
+    tree could have used its CPU time on every core, so a call that returns at once costs one quick reading.
+
+    The wall-clock backstop is for a worker that waits without computing (a sleep, a deadlock): a worker that was
+    runnable but starved (a busy machine, a CPU quota: its run-queue wait, cputime.CpuClock.waited) gets that time
+    added to its backstop, never to its CPU time. No wait goes past `deadline` (a time of time.monotonic(), the
+    whole grading's, where the worker has one)."""
 
     def __init__(self, clock: CpuClock | None, cpu: float, wall: float, deadline: float | None = None):
-        self.clock, self.cpu_limit = clock, cpu
+        self.clock, self.cpu_limit, self.wall, self.deadline = clock, cpu, wall, deadline
         self.cpu_start = clock.highest if clock else 0.0
-        now = time.monotonic()
+        self.start = now = time.monotonic()
         self.wall_deadline = now + wall if deadline is None else min(now + wall, deadline)
         self.next_check = now + self._slice(cpu)
+        self.waited_start: float | None = None  # the tree's run-queue wait at the first full reading
+        self.starved = 0.0  # seconds of run-queue wait added to the backstop
 
     def cpu_used(self, full: bool = False) -> float:
         return self.clock.read(full) - self.cpu_start if self.clock else 0.0
+
+    @property
+    def at_deadline(self) -> bool:
+        """Whether the wait ended at the grading's deadline rather than at a limit of its own."""
+        return self.deadline is not None and self.wall_deadline >= self.deadline
 
     @staticmethod
     def _slice(cpu_left: float) -> float:
@@ -101,18 +113,30 @@ class _Limit:
     def next_wait(self) -> float:
         """Seconds to wait before looking again; 0 when the limit is reached."""
         now = time.monotonic()
-        wall_left = self.wall_deadline - now
-        if wall_left <= 0:
+        if now >= self.wall_deadline and not self._starved_until(now):
             return 0.0
+        wall_left = self.wall_deadline - now
         if self.clock is None:
             return wall_left
         if now < self.next_check:
             return min(self.next_check - now, wall_left)
         cpu_left = self.cpu_limit - self.cpu_used(full=True)
+        if self.waited_start is None:
+            self.waited_start = self.clock.waited()
         if cpu_left <= 0:
             return 0.0
         self.next_check = now + self._slice(cpu_left)
         return min(self.next_check - now, wall_left)
+
+    def _starved_until(self, now: float) -> bool:
+        """Move the backstop on by the run-queue wait of the tree since the first full reading; whether it moved
+        past `now`. Never past the grading's deadline."""
+        if self.clock is None or self.waited_start is None or self.at_deadline:
+            return False
+        self.starved = max(self.starved, self.clock.waited() - self.waited_start)
+        moved = self.start + self.wall + self.starved
+        self.wall_deadline = moved if self.deadline is None else min(moved, self.deadline)
+        return self.wall_deadline > now
 
 
 class WorkerTimeout(TimeoutError):
@@ -239,7 +263,8 @@ class Worker:
             self.clock.close()
         self.clock = CpuClock(self.process.pid, uid)
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
-        limit = _Limit(None, 0, self.start_timeout, self.deadline)  # the official imports: not the submission's time
+        # the official imports: not the submission's CPU time, and a starved start is not a stuck one
+        limit = _Limit(self.clock, float("inf"), self.start_timeout, self.deadline)
         forked = isinstance(self.process, ForkedProcess)
         try:
             message = self._receive(limit, what="the worker to start")
@@ -345,11 +370,15 @@ class Worker:
         return True
 
     def _within(self, limit: _Limit, used: float) -> str:
-        """What ran out: the CPU time (the code under test computed too long) or the wall clock (it waited)."""
+        """What ran out: the CPU time (the code under test computed too long), the grading's time, or the wall clock
+        (it waited or slept: time it spent runnable and waiting for a CPU is not counted there)."""
         if self.clock is None or used >= limit.cpu_limit:
             return f"{self.call_timeout:g} s" + " of CPU time" * (self.clock is not None)
-        return (f"{WALL_FACTOR * self.call_timeout:g} s of wall-clock time (it used {used:.1f} s of CPU time: it "
-                f"was waiting or sleeping)")
+        if limit.at_deadline:
+            return f"the time the grading had left (it used {used:.1f} s of CPU time)"
+        starved = f", and {limit.starved:.0f} s more waiting for a CPU" if limit.starved >= 1 else ""
+        return (f"{WALL_FACTOR * self.call_timeout:g} s of wall-clock time{starved} (it used {used:.1f} s of CPU "
+                "time: it was waiting or sleeping)")
 
     def _test_spent(self) -> str:
         return (f"the calls of this test into the code under test used more than {self.test_cpu_seconds:g} s of "

@@ -72,6 +72,25 @@ class CpuClock:
         self.highest = max(self.highest, sum(stats[pid][1] for pid in self.files if pid in stats))
         return self.highest
 
+    def waited(self) -> float:
+        """Seconds the threads of the processes the last full reading found have spent runnable, waiting for a CPU
+        (the kernel's run-queue wait: /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), summed:
+        time a busy machine or a CPU quota took from the tree, which it did not spend waiting or sleeping. Threads
+        gone already are not counted."""
+        total = 0
+        for pid in self.files:
+            try:
+                threads = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in threads:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                        total += int(f.read().split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+        return total / 1e9
+
     def close(self) -> None:
         """Let go of the processes' files (the clock reads nothing more: `read()` keeps its highest)."""
         self._follow(set())

@@ -28,7 +28,7 @@ import pytest
 
 from grader.harness.cgroups import CpuAccount
 from grader.harness.cputime import CpuClock
-from grader.runner import kill_tree
+from grader.runner import _descendants, kill_tree
 
 WALL_FACTOR = 10  # a backstop far beyond any run's cost: 10 wall seconds for each CPU second allowed
 POLL_SECONDS = 0.5
@@ -92,6 +92,19 @@ def end_tree(process: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def running_below(root: int) -> set[int]:
+    """The processes below `root` that still run (a zombie, exited and not yet reaped, runs nothing)."""
+    return {pid for pid in _descendants(root) - {root} if _state(pid) not in ("Z", None)}
+
+
+def _state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()[0]
 
 
 def group_members(pgid: int) -> set[int]:
