@@ -15,9 +15,10 @@ function again, and the alarm has gone off. A loop in a generated test ran on fo
 So for a graded test in this process (the grader's isolated runs have their own limit per call:
 grader/harness/client.py), the alarm raises `TimeLimitReached`, which is no `Exception`: neither hypothesis nor
 the code under test's `except Exception` catches it, and the test fails at once, naming the limit. The alarm
-repeats every second after that, should the code under test catch it all the same. The limit is pyproject's
-`timeout` or IN_PROCESS_SECONDS (more for a profile of more examples: `thorough`'s 200 get the whole `timeout`), the
-lower.
+repeats every second after that, should the code under test catch it all the same. The limit is CPU time of this
+process (a busy laptop slows a test, never fails it), pyproject's `timeout` or IN_PROCESS_SECONDS (more for a
+profile of more examples: `thorough`'s 200 get the whole `timeout`), the lower; a test that waits or sleeps is
+stopped by a wall-clock backstop WALL_FACTOR times longer.
 """
 
 import signal
@@ -27,6 +28,7 @@ import time
 import hypothesis
 import pytest
 
+from grader.harness.cputime import WALL_FACTOR
 from grader.registry import BY_ID
 
 # The reference's slowest graded test takes 5 s here in the `ci` profile (40 examples), 29 s in `thorough` (200) on a
@@ -39,9 +41,12 @@ class TimeLimitReached(BaseException):
     """A graded test ran past its time limit in pytest's own process: an infinite loop, most likely."""
 
 
-def message(seconds: float) -> str:
-    return (f"this test ran past {seconds:g} s and was stopped: an infinite loop, or a very slow one, in the code "
-            "it calls? (`pytest --isolated` runs your code in a process of its own, each call limited to "
+def message(seconds: float, waited: bool = False) -> str:
+    """What a test stopped at its limit of `seconds` of CPU time says (`waited`: at its wall-clock backstop)."""
+    why = (f"ran {WALL_FACTOR * seconds:g} s of wall-clock time using little CPU: is the code it calls waiting or "
+           "sleeping?" if waited else f"used more than {seconds:g} s of CPU time and was stopped: an infinite loop, or "
+           "a very slow one, in the code it calls?")
+    return (f"this test {why} (`pytest --isolated` runs your code in a process of its own, each call limited to "
             "--call-timeout seconds, as the grader does)")
 
 
@@ -56,16 +61,22 @@ def pytest_timeout_set_timer(item, settings):
 
     def alarm(signum, frame):
         __tracebackhide__ = True  # the failure shows the student's line that was running, not this one
-        raise TimeLimitReached(message(seconds))
+        raise TimeLimitReached(message(seconds, waited=signum == signal.SIGALRM))
 
     def cancel():
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        for timer, sig in TIMERS:
+            signal.setitimer(timer, 0)
+            signal.signal(sig, signal.SIG_DFL)
 
     item.cancel_timeout = cancel
-    signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    for (timer, sig), after in zip(TIMERS, (seconds, WALL_FACTOR * seconds), strict=True):
+        signal.signal(sig, alarm)
+        signal.setitimer(timer, after, 1.0)
     return True
+
+
+# this process's CPU time (user and system, every thread), then the wall-clock backstop
+TIMERS = ((signal.ITIMER_PROF, signal.SIGPROF), (signal.ITIMER_REAL, signal.SIGALRM))
 
 
 def problem_of(item) -> str | None:
