@@ -32,7 +32,7 @@ import pytest
 
 from grader.harness.report import read_test_records
 from grader.registry import PROBLEMS
-from tests.mistakes import automatic, behaviours_of, catalog, find_mistake
+from tests.mistakes import automatic, behaviours_of, catalog, find_mistake, returning
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -183,7 +183,7 @@ def _mistakes(options, problems: list[str]) -> list:
         mutants = {(m.problem, m.id): m for p in {p for p, _ in wanted} for m in automatic.automatic(p)}
         return [mutants.get(key) or find_mistake(":".join(key)) for key in sorted(wanted) if key[0] in problems]
     if not options.automatic:
-        return [m for p in problems for m in catalog(p)]
+        return [m for p in problems for m in returning(catalog(p))]  # a loop: tests/meta/test_loops.py
     mutants = [m for p in problems for m in automatic.automatic(p)]
     return automatic.sample(mutants, options.sample, options.sample_seed) if options.sample else mutants
 

@@ -237,7 +237,7 @@ def test_fingerprints_run_the_failed_problems_within_what_is_left_of_the_time_li
     scores = [problem("flops", False), problem("memory", True), problem("roofline", False)]
     asked = []
 
-    def fingerprints(submission, failed, passed, seconds):
+    def fingerprints(submission, failed, passed, seconds, ran_out):
         asked.append((failed, passed, seconds))
 
     limits = Limits(submission_seconds=600, fingerprint_seconds=120)
