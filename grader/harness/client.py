@@ -198,8 +198,8 @@ class Worker:
         self.timed_out: dict[str, str] = dict(ran_out or {})
         self.timed_out_in: dict[str, str] = {}  # -> the test in which it ran out (in that test, the same message)
         self.running: tuple[str, int] | None = None  # the worker's last word on where the request is (running.py)
-        self.spent_cpu = 0.0  # CPU seconds of the workers gone since they started (`cpu_spent`)
-        self.clock_start = 0.0  # the live worker's clock once it had started
+        self.waited_before = 0.0  # run-queue wait of the workers gone since they started (`starved`)
+        self.waited_start = 0.0  # the live worker's once it had started
         self.died: dict[tuple[str, str], str] = {}  # (test, call) -> how the worker died in it
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
@@ -271,9 +271,8 @@ class Worker:
         self.process = self._fork() or self._spawn()
         uid = self.sandbox.uid if self.sandbox and "user" in self.sandbox.layers else None
         if self.clock is not None:  # of a worker that died by itself
-            self.spent_cpu += self.clock.highest - self.clock_start
             self.clock.close()
-        self.clock = CpuClock(self.process.pid, uid)
+        self.clock, self.waited_start = CpuClock(self.process.pid, uid), 0.0
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
         # the official imports: not the submission's CPU time, and a starved start is not a stuck one
         limit = _Limit(self.clock, float("inf"), self.start_timeout, self.deadline)
@@ -289,9 +288,8 @@ class Worker:
             return self._start()
         if message != Event("ready"):
             raise WorkerDied(f"the worker did not start: {message}")
-        # the worker's tree, settled: quick readings read these processes only (a forked worker's clock counts its
-        # server too, which shares its uid: what a run spends is counted from here)
-        self.clock_start = self.clock.read(full=True)
+        self.clock.read(full=True)  # the worker's tree, settled: quick readings read these processes only
+        self.waited_start = self.clock.waited()
         stopped = {name: self._not_again(name, later=True) for name in self.timed_out if is_function_name(name)}
         if stopped:  # before the code under test is imported: they raise at once wherever they are called from
             self._requests += 1
@@ -314,6 +312,8 @@ class Worker:
         """Kill the worker and every process it started, those that left its process group too. A forked worker
         cannot start a process (the kernel's filter, which it must hold): it alone is killed, not its server."""
         forked = isinstance(self.process, ForkedProcess)
+        if self.clock is not None:  # while its threads are there to be read
+            self.waited_before += max(0.0, self.clock.waited() - self.waited_start)
         if self.process and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -323,17 +323,15 @@ class Worker:
         if self.sandbox and not forked:
             self.sandbox.kill_all(spare=self.fork_server.alive() if self.fork_server else None)
         if self.clock is not None:
-            self.spent_cpu += max(0.0, self.clock.highest - self.clock_start)
             self.clock.close()
             self.clock = None
         self.process = None
 
-    def cpu_spent(self) -> float:
-        """CPU seconds the workers of this run have used since each had started (the live one's as of its last
-        reading; their starts and the fork servers, which run no code under test, not counted): a problem's share
-        of the run counts them (time_limit.py)."""
-        live = max(0.0, self.clock.highest - self.clock_start) if self.clock is not None else 0.0
-        return self.spent_cpu + live
+    def starved(self) -> float:
+        """Seconds the workers of this run have spent runnable, waiting for a CPU, since each had started (the live
+        one's read now): time a problem's share of the run does not count (time_limit.py)."""
+        live = max(0.0, self.clock.waited() - self.waited_start) if self.clock is not None else 0.0
+        return self.waited_before + live
 
     def close(self) -> None:
         """Kill the worker, and the fork server with it."""

@@ -40,6 +40,24 @@ def _stat_at(fd: int) -> tuple[int, float] | None:
     return int(fields[1]), (utime + stime + cutime + cstime) / TICK
 
 
+def run_queue_wait(pid: int) -> float:
+    """Seconds the live threads of process `pid` have spent runnable, waiting for a CPU (the kernel's run-queue wait:
+    /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), summed: time a busy machine or a CPU quota
+    took from it, which it did not spend computing, waiting or sleeping. Threads gone already are not counted."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    total = 0
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 1e9
+
+
 def _uid(pid: str) -> int | None:
     try:
         return os.stat(f"/proc/{pid}").st_uid
@@ -74,22 +92,8 @@ class CpuClock:
 
     def waited(self) -> float:
         """Seconds the threads of the processes the last full reading found have spent runnable, waiting for a CPU
-        (the kernel's run-queue wait: /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), summed:
-        time a busy machine or a CPU quota took from the tree, which it did not spend waiting or sleeping. Threads
-        gone already are not counted."""
-        total = 0
-        for pid in self.files:
-            try:
-                threads = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
-            for tid in threads:
-                try:
-                    with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-                        total += int(f.read().split()[1])
-                except (OSError, IndexError, ValueError):
-                    continue
-        return total / 1e9
+        (`run_queue_wait`), summed."""
+        return sum(map(run_queue_wait, self.files))
 
     def close(self) -> None:
         """Let go of the processes' files (the clock reads nothing more: `read()` keeps its highest)."""

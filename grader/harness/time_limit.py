@@ -1,16 +1,18 @@
 """Time that one slip cannot spend for the others: a share of the run per problem, and a test in pytest's own
 process that ends by itself.
 
-A grading's run has its seconds (`--run-seconds`, the grader's), and so its CPU seconds: as many as the CPU the
-grading may use (`cputime.cpu_allowance`: a cgroup's quota, the cores it may run on; at most one, as a grading
-computes in one process at a time) gives it in that time. Each problem, as its first test starts, gets its share of
-the CPU seconds left: by its points, among the problems still to come (`share`). A problem's time is the CPU time
-its tests got (the test process's and its workers'), never the wall clock: a busy machine that gives a grading less
-than its CPU cuts no problem short (the run's own wall-clock deadline, the grader's, still ends it). A problem past
-its share loses its remaining tests, each failing at once with a message naming the share, and never another
-problem's: time a problem leaves unused goes to those after it. No share is less than twice a call's time limit
-(`floor_of`) while the run has that much left: a loop costs a problem one call's limit (grader/harness/client.py),
-and fits in any problem's share, at Gradescope's half CPU too, even where every problem before it looped.
+A grading's run has its seconds (`--run-seconds`, the grader's), and so its time to share: those seconds times the
+CPU the grading may use (`cputime.cpu_allowance`: a cgroup's quota, the cores it may run on; at most one, as a
+grading computes in one process at a time). Each problem, as its first test starts, gets its share of the time left:
+by its points, among the problems still to come (`share`), and at least twice a call's time limit while that much
+is left (`floor_of`). A problem's time is counted as its processes got it (`spent`): wall-clock time less the time
+this process and its workers spent runnable, waiting for a CPU. What they computed counts, and so does what they
+spent waiting or sleeping (a problem that sleeps takes no other's time either); what a busy machine or a CPU quota
+took from them does not, so a starved grading cuts no problem short (the run's own wall-clock deadline, the
+grader's, still ends it). A problem past its share loses its remaining tests, each failing at once with a message
+naming the share, and never another problem's: time a problem leaves unused goes to those after it. A loop costs a
+problem one call's limit (grader/harness/client.py), and fits in any problem's share, at Gradescope's half CPU too,
+even where every problem before it looped (tests/meta/test_loops.py).
 
 A graded test that runs in pytest's own process (plain `pytest`, a student's first check) ends by itself.
 
@@ -27,6 +29,7 @@ profile of more examples: `thorough`'s 200 get the whole `timeout`), the lower; 
 stopped by a wall-clock backstop WALL_FACTOR times longer.
 """
 
+import os
 import signal
 import threading
 import time
@@ -34,7 +37,7 @@ import time
 import hypothesis
 import pytest
 
-from grader.harness.cputime import WALL_FACTOR, cpu_allowance
+from grader.harness.cputime import WALL_FACTOR, cpu_allowance, run_queue_wait
 from grader.registry import BY_ID
 
 # The reference's slowest graded test takes 5 s here in the `ci` profile (40 examples), 29 s in `thorough` (200) on a
@@ -92,15 +95,17 @@ def problem_of(item) -> str | None:
 
 @pytest.hookimpl(trylast=True)  # after the plugin has put them in the order they run
 def pytest_collection_modifyitems(config, items):
-    """The run's CPU seconds, and the problems in the order their tests run (the plugin has sorted them)."""
-    config._ra_cpu_seconds = config.getoption("--run-seconds") * min(1.0, cpu_allowance())
+    """Where the run's time starts, its seconds to share, and the problems in the order their tests run (the plugin
+    has sorted them)."""
+    config._ra_start, config._ra_waited = time.monotonic(), run_queue_wait(os.getpid())
+    config._ra_seconds = config.getoption("--run-seconds") * min(1.0, cpu_allowance())
     config._ra_order = list(dict.fromkeys(filter(None, map(problem_of, items))))
-    config._ra_share = {}  # the problem whose tests run now, the CPU time its share ends at, its CPU seconds
+    config._ra_share = {}  # the problem whose tests run now, the time its share ends at, its seconds
 
 
 def share(problem: str, order: list[str], spent: float, budget: float, floor: float = 0.0) -> float:
-    """The CPU seconds `problem` may take when the run has `spent` of its `budget`: what is left, by its points among
-    it and the problems after it in `order`, and at least `floor` where that much is left."""
+    """The seconds `problem` may take when the run has `spent` of its `budget`: what is left, by its points among it
+    and the problems after it in `order`, and at least `floor` where that much is left."""
     after, left = order[order.index(problem):], max(0.0, budget - spent)
     return min(left, max(floor, left * BY_ID[problem].points / sum(BY_ID[p].points for p in after)))
 
@@ -111,11 +116,12 @@ def floor_of(config) -> float:
     return 2 * config.getoption("--call-timeout")
 
 
-def cpu_spent(config) -> float:
-    """The CPU seconds of the run so far: this process's and its workers' (grader/harness/client.py)."""
+def spent(config) -> float:
+    """The run's time so far, as the shares count it: wall-clock time less the time this process and its workers
+    (grader/harness/client.py) spent runnable, waiting for a CPU."""
     package = getattr(config, "_impl_package", None)
-    workers = package.worker.cpu_spent() if package is not None and package.isolated else 0.0
-    return time.process_time() + workers
+    workers = package.worker.starved() if package is not None and package.isolated else 0.0
+    return time.monotonic() - config._ra_start - (run_queue_wait(os.getpid()) - config._ra_waited) - workers
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,10 +129,11 @@ def pytest_runtest_setup(item):
     problem = problem_of(item)
     if not item.config.getoption("--run-seconds") or problem is None:
         return
-    spent, _share = cpu_spent(item.config), item.config._ra_share
+    now, _share = spent(item.config), item.config._ra_share
     if _share.get("problem") != problem:
-        seconds = share(problem, item.config._ra_order, spent, item.config._ra_cpu_seconds, floor_of(item.config))
-        _share.update(problem=problem, end=spent + seconds, seconds=seconds)
-    if spent > _share["end"]:
-        pytest.fail(f"not run: {problem} used its share of the run's time ({_share['seconds']:.0f} s of CPU time, by "
-                    "its points of what was left when it started); the problems after it keep theirs", pytrace=False)
+        seconds = share(problem, item.config._ra_order, now, item.config._ra_seconds, floor_of(item.config))
+        _share.update(problem=problem, end=now + seconds, seconds=seconds)
+    if now > _share["end"]:
+        pytest.fail(f"not run: {problem} used its share of the run's time ({_share['seconds']:.0f} s as its processes "
+                    "got them, by its points of what was left when it started); the problems after it keep theirs",
+                    pytrace=False)
