@@ -11,7 +11,8 @@ folder removed. A busy machine slows the command, never fails it: only the CPU i
 worker and its semaphores) and kills what is left of it.
 
 A meta-test's own time limit (pytest-timeout's `timeout`: its mark's, else pyproject's) is CPU seconds of the test's
-process tree too (`set_cpu_timer`, tests/meta/conftest.py), with the same backstop.
+process tree too (`set_cpu_timer`, tests/meta/conftest.py), with the same backstop; at either, every process the
+test started is killed, and the process groups they lead.
 """
 
 import contextlib
@@ -94,6 +95,16 @@ def end_tree(process: subprocess.Popen) -> None:
     process.wait()
 
 
+def end_below(root: int) -> None:
+    """Kill every process below `root`, and the process groups they lead (their members that left the tree too)."""
+    below = running_below(root)
+    kill_tree(root, spare_root=True)
+    for pid in below:
+        for member in group_members(pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(member, signal.SIGKILL)
+
+
 def running_below(root: int) -> set[int]:
     """The processes below `root` that still run (a zombie, exited and not yet reaped, runs nothing)."""
     return {pid for pid in _descendants(root) - {root} if _state(pid) not in ("Z", None)}
@@ -152,6 +163,7 @@ def set_cpu_timer(item, seconds: float) -> None:
 
     def expire(signum, frame):
         __tracebackhide__ = True
+        end_below(os.getpid())  # what the test started ends with it, not left to run on
         pytest.fail(f"this meta-test stopped: {why[0]}", pytrace=False)
 
     def watch() -> None:

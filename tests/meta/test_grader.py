@@ -31,8 +31,8 @@ MFU = next(b for b in BY_ID["flops"].behaviours if "test_mfu_is_achieved_over_pe
 
 def grade(tmp_path, submission, *extra: str) -> dict:
     out = tmp_path / "results.json"
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem",
-                           "flops", *extra], cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
+    done = processes.run([sys.executable, "-m", "grader", "grade", str(submission), "--out", str(out), "--problem",
+                          "flops", *extra], cwd=ROOT, env=grader_env(), capture_output=True, cpu_seconds=600)
     assert out.exists(), (f"results.json must be written in every case (exit {done.returncode}):\n"
                           + done.stderr.decode(errors="replace")[-3000:])
     return json.loads(out.read_text())
@@ -200,7 +200,7 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     out = tmp_path / "grades"
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", "flops",
                "--jobs", "2"]
-    done = subprocess.run(command, cwd=ROOT, env=grader_env(), check=False, capture_output=True, timeout=600)
+    done = processes.run(command, cwd=ROOT, env=grader_env(), capture_output=True, cpu_seconds=600)
     assert done.returncode == 0, done.stderr.decode()
     told = done.stderr.decode().splitlines()
     per_submission = [line for line in told if line.startswith("resource-grader [")]
@@ -390,9 +390,9 @@ def test_a_module_that_loops_everywhere_costs_only_its_own_problem(tmp_path):
     shutil.copytree(ROOT / "reference", folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / "tensors.py").write_text(planted((folder / "tensors.py").read_text(), LOOP))
     out = tmp_path / "results.json"
-    subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--local",
-                    "--no-fingerprints", "--time-limit", "200"], cwd=ROOT, env=grader_env(), capture_output=True,
-                   timeout=600)
+    processes.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--local",
+                   "--no-fingerprints", "--time-limit", "200"], cwd=ROOT, env=grader_env(), capture_output=True,
+                  cpu_seconds=600)
     results = json.loads(out.read_text())
     by_problem: dict[str, float] = {}
     for test in results["tests"]:
@@ -556,9 +556,9 @@ def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):
         (folder / name).mkdir(parents=True)
         (folder / name / "flops.py").write_text(source)
     out = tmp_path / "grades"
-    done = subprocess.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem",
-                           "flops", "--jobs", "2", "--no-fingerprints"], cwd=ROOT, env=grader_env(), check=False,
-                          capture_output=True, timeout=1500)
+    done = processes.run([sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem",
+                          "flops", "--jobs", "2", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
+                         capture_output=True, cpu_seconds=1500)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     assert b"each grading's CPU share" in done.stderr
     honest = json.loads((out / "honest" / "results.json").read_text())
@@ -723,9 +723,8 @@ def test_an_oracle_stashed_by_another_problems_worker_is_gone(tmp_path):
     (folder / "flops.py").write_text((ROOT / "assignment" / "flops.py").read_text() + UNSTASH)
     out = tmp_path / "results.json"
     problems = [option for problem in [*stashing, "flops"] for option in ("--problem", problem)]
-    done = subprocess.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), *problems,
-                           "--no-fingerprints"], cwd=ROOT, env=grader_env(), check=False, capture_output=True,
-                          timeout=1200)
+    done = processes.run([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), *problems,
+                          "--no-fingerprints"], cwd=ROOT, env=grader_env(), capture_output=True, cpu_seconds=1200)
     results = json.loads(out.read_text())
     earned = [(t["name"], t["score"]) for t in results["tests"] if t["score"]]
     assert not earned, done.stderr.decode()[-3000:]

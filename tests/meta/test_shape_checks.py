@@ -101,3 +101,21 @@ def test_the_students_own_annotations_are_never_checked(student_package):
         assert checked(isolated).memory.tensor_bytes((2, 3), torch.float32) == 24
     finally:
         isolated.close()
+
+
+def test_a_type_check_is_shown_once_for_the_tests_that_saw_it():
+    """The same refusal on 80 examples of 3 tests: one line at the top of the table, none among the failures; on
+    Gradescope, once per behaviour."""
+    from grader import messages
+    from grader.scoring import BehaviourScore, ProblemScore, TestScore, behaviour_output, table
+
+    first = "memory.tensor_bytes returned a float where its stub's annotation says `int`"
+    tests = [TestScore(f"tests/test_memory.py::test_{i}", "memory", 0.1, False, "failed",
+                       f"StubTypeError: {first}\n(it returned {i}.0)\n{typecheck.TYPE_CHECK_HINT}", "b", "check")
+             for i in range(3)]
+    passing = TestScore("tests/test_memory.py::test_other", "memory", 0.1, True, "passed", "", "b")
+    behaviour = BehaviourScore("b", 0.4, [*tests, passing])
+    text = table([ProblemScore("memory", "Counting bytes", 8, [behaviour])], [])
+    assert text.count(first) == 1 and messages.TYPE_CHECKS_HEADER in text, text
+    assert messages.FAILURES_HEADER not in text, "the type checks are its only failures: no list of them below"
+    assert behaviour_output(behaviour).count(first) == 1
