@@ -26,6 +26,7 @@ from inspect import getattr_static
 
 INTERVAL = 0.1  # seconds between two looks at the stack while a request runs
 TOP_LEVEL = "<module>"
+NOWHERE = ("", 0)  # no function of the student's that has lasted: what a request says until one has
 
 
 class Running:
@@ -40,7 +41,7 @@ class Running:
         self.watched = None  # the request whose stack is watched
         self.ticks = 0  # looks at its stack so far
         self.born: dict[int, tuple[object, int]] = {}  # id(frame) -> (the frame, the tick it was first seen)
-        self.said = None  # what was sent last for it
+        self.said = NOWHERE  # what was sent last for it
         threading.Thread(target=self._watch, name="grading worker: running", daemon=True).start()
 
     def begin(self, request_id) -> None:
@@ -48,7 +49,7 @@ class Running:
 
     def end(self) -> None:
         with self.lock:
-            self.request = self.watched = self.said = None
+            self.request = self.watched = None
             self.born.clear()
 
     def _watch(self) -> None:
@@ -69,7 +70,7 @@ class Running:
             if self.request != request:  # it ended meanwhile: its reply may be being written
                 return
             if self.watched != request:
-                self.watched, self.ticks, self.said = request, 0, None
+                self.watched, self.ticks, self.said = request, 0, NOWHERE
                 self.born.clear()
             self.ticks += 1
             stack = self._student_frames(frame)
@@ -78,7 +79,7 @@ class Running:
                           if self.ticks - self.born[id(f)][1] + 1 > self.ticks / 2 and (name := self._name(f))]
             # a module being imported is what is stuck, whatever its top level called
             importing = [found for found in old_enough if found[0].endswith("." + TOP_LEVEL)]
-            named = (importing or old_enough or [("", 0)])[-1 if importing else 0]
+            named = (importing or old_enough or [NOWHERE])[-1 if importing else 0]
             if named != self.said:
                 self.said = named
                 self.send({"event": "running", "id": request, "function": named[0], "line": named[1]})
