@@ -41,21 +41,23 @@ def _stat_at(fd: int) -> tuple[int, float] | None:
 
 
 def run_queue_wait(pid: int) -> float:
-    """Seconds the live threads of process `pid` have spent runnable, waiting for a CPU (the kernel's run-queue wait:
-    /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), summed: time a busy machine or a CPU quota
-    took from it, which it did not spend computing, waiting or sleeping. Threads gone already are not counted."""
+    """Seconds process `pid` has spent runnable, waiting for a CPU: the longest run-queue wait of its live threads (the
+    kernel's: /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), time a busy machine or a CPU quota
+    took from it, which it did not spend computing, waiting or sleeping. The longest, not their sum: threads that
+    wait side by side wait the same seconds once (a process cannot make its starvation outgrow the wall clock by
+    starting threads). Threads gone already are not counted."""
     try:
         threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return 0.0
-    total = 0
+    longest = 0
     for tid in threads:
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-                total += int(f.read().split()[1])
+                longest = max(longest, int(f.read().split()[1]))
         except (OSError, IndexError, ValueError):
             continue
-    return total / 1e9
+    return longest / 1e9
 
 
 def _uid(pid: str) -> int | None:
@@ -91,7 +93,7 @@ class CpuClock:
         return self.highest
 
     def waited(self) -> float:
-        """Seconds the threads of the processes the last full reading found have spent runnable, waiting for a CPU
+        """Seconds the processes the last full reading found have spent runnable, waiting for a CPU
         (`run_queue_wait`), summed."""
         return sum(map(run_queue_wait, self.files))
 
