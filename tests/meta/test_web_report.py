@@ -31,6 +31,7 @@ from grader.grading import Graded
 from grader.markup import Html, html, join, text
 from grader.matches import FunctionMatch, Matches
 from grader.similarity import Cluster, Pair, Similarity, Span
+from grader.submission import results_name
 from tests.meta import browser, rewrites, webclass, webpages
 from tests.meta.suite import ROOT
 from tests.meta.test_hostile import Listener
@@ -136,8 +137,8 @@ def made_up_class(tmp: Path) -> tuple[Path, list[Graded], Fingerprints, Similar]
         output = scoring.table(scores, [f"It holds: {PLANTED[3]}.py, {PLANTED[0]}.py"], frozenset(), known)
         results = scoring.results_json(scores, seconds=1.0, output=output, review=review if i == 1 else [],
                                        known=known)
-        (out / Path(name).stem).mkdir(parents=True)  # where batch writes it (a name with a dot: its stem)
-        (out / Path(name).stem / "results.json").write_text(json.dumps(results))
+        (out / results_name(submissions / name)).mkdir(parents=True)  # where batch writes it
+        (out / results_name(submissions / name) / "results.json").write_text(json.dumps(results))
         graded.append(Graded(submissions / name, scores, "", status, 1.0, found))
         if found:
             fingerprints.per_submission[name] = found
