@@ -17,19 +17,88 @@ import json
 import sys
 import time
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from grader import cluster, registry, similarity
-from grader.grading import Graded, printable, write_atomically
+from grader.grading import printable, write_atomically
 from grader.harness.sandbox import Layers
-from grader.matches import Matches
-from grader.messages import GRADER_FAILED, UNREADABLE
+from grader.outcome import Outcome, OutcomeError
 from grader.runner import Limits
-from grader.scoring import results_json, scores_from, table
 from grader.submission import SubmissionError, results_name
 
 RECORD = "grading.json"
+RECORD_VERSION = 1  # of grading.json's form (its outcome has a version of its own: grader/outcome.py)
+ROW_HEADER = ["submission", "status", "total", "seconds", "attempts", "reason", "similar_to"]  # the ids after total
+
+
+class RecordError(ValueError):
+    """A grading.json this grader cannot use, and why: `old` where it is a record of another version (or of none),
+    else it is corrupt. Either way its submission is graded again: nothing is lost but the time."""
+
+    def __init__(self, why: str, *, old: bool = False):
+        super().__init__(why)
+        self.old = old
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a batch keeps of one grading, in OUT/<name>/grading.json: what was graded (the submission's `content`
+    hash, the `grader`'s official hash and its problems' `hashes`, the `options`), its `outcome`, the `worker` that
+    graded it and the `attempts` it took (a worker that died while it graded gives it to another)."""
+
+    content: str
+    grader: str
+    options: dict[str, Any]
+    outcome: Outcome
+    hashes: dict[str, str] = field(default_factory=dict)
+    worker: str = ""
+    attempts: int = 1
+
+    def to_data(self) -> dict[str, Any]:
+        return {"version": RECORD_VERSION, "content": self.content, "grader": self.grader, "options": self.options,
+                "hashes": self.hashes, "worker": self.worker, "attempts": self.attempts,
+                "outcome": self.outcome.to_data()}
+
+    @classmethod
+    def from_data(cls, data: object) -> "Record":
+        """The record `to_data` gave; RecordError, saying why, for anything else."""
+        if not isinstance(data, dict):
+            raise RecordError(f"a {type(data).__name__}, not a record")
+        if data.get("version") != RECORD_VERSION:
+            version = data.get("version")
+            raise RecordError("written by a grader before records had a version" if version is None else
+                              f"of version {version!r}, and this grader reads version {RECORD_VERSION}", old=True)
+        try:
+            return cls(_text(data["content"]), _text(data["grader"]), dict(data["options"]),
+                       Outcome.from_data(data["outcome"]), {str(k): _text(v) for k, v in data["hashes"].items()},
+                       _text(data["worker"]), int(data["attempts"]))
+        except OutcomeError as exc:
+            raise RecordError(f"its outcome is {exc}" if exc.old else str(exc), old=exc.old) from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise RecordError(f"{type(exc).__name__}: {exc}") from None
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"a string expected, not {value!r:.80}")
+    return value
+
+
+def read_record(path: Path) -> Record | None:
+    """The grading.json at `path`, None where there is none; RecordError where it cannot be used, saying why."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise RecordError(f"unreadable ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RecordError(f"not JSON ({exc})") from None
+    return Record.from_data(data)
 
 
 def submissions_in(folder: Path) -> list[Path]:
@@ -50,42 +119,48 @@ def submissions_in(folder: Path) -> list[Path]:
     return found
 
 
-def _record(path: Path) -> dict | None:
+def _previous(where: Path) -> tuple[Record | None, str | None]:
+    """The record of an earlier grading in `where`, or why there is none to use: None where there is no record; a
+    record that cannot be used is said on stderr, and its submission graded again."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
+        return read_record(where / RECORD), None
+    except RecordError as exc:
+        kind = "from an older grader" if exc.old else "corrupt"
+        why = f"its {RECORD} is {kind} ({exc})"
+        print(f"resource-grader batch: {where / RECORD} is {kind} ({exc}): its submission is graded again",
+              file=sys.stderr)
+        return None, why
 
 
-def _why_regrade(previous: dict | None, content: str, official: str, options: dict) -> str | None:
+def _why_regrade(previous: Record | None, content: str, official: str, options: dict) -> str | None:
     """Why a submission with this previous record must be graded (None: its results stand)."""
     if previous is None:
         return "new"
-    if previous.get("status") == "error":
+    if previous.outcome.status == "error":
         return "its last grading did not finish"
-    if previous.get("content") != content:
+    if previous.content != content:
         return "the submission changed"
-    if previous.get("options") != options:
+    if previous.options != options:
         return "the grading options changed"
-    if previous.get("grader") != official:
+    if previous.grader != official:
         return "the grader changed"
     return None
 
 
-def _touched(previous: dict, hashes: dict[str, str], ids: list[str]) -> list[str] | None:
+def _touched(previous: Record, hashes: dict[str, str], ids: list[str]) -> list[str] | None:
     """The problems of `ids` a grader change touched, where it touched their own files alone (cluster.problem_hashes)
     and the earlier grading was scored without a flag: those alone need grading again. None: all of them."""
-    before = previous.get("hashes")
-    if previous.get("status") != "ok" or not before or before.get("") != hashes[""]:
+    before = previous.hashes
+    if previous.outcome.status != "ok" or not before or before.get("") != hashes[""]:
         return None
     touched = [p for p in ids if before.get(p) != hashes[p]]
     return touched if 0 < len(touched) < len(ids) else None
 
 
-def _partly(previous: dict, touched: list[str]) -> dict:
+def _partly(previous: Record, touched: list[str]) -> dict:
     """What a job grading `touched` alone carries of the earlier grading: the other problems' results."""
-    return {"problems": touched, "kept": {"scores": [p for p in previous["scores"] if p["id"] not in touched],
-                                          "fingerprints": previous.get("fingerprints")}}
+    kept = previous.outcome.but(scores=[p for p in previous.outcome.scores if p.id not in touched])
+    return {"problems": touched, "kept": kept.to_data()}
 
 
 def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
@@ -126,34 +201,34 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
             "secret_file": str(secret_file.absolute()) if secret_file else None,
             "cpu_shares": jobs if scheduler is None else None}
 
-    graded_all: dict[str, Graded] = {}
-    records: dict[str, dict] = {}
+    outcomes: dict[str, Outcome] = {}
+    records: dict[str, Record] = {}
     todo: list[tuple[Path, bytes, str]] = []
     partly: dict[str, dict] = {}  # submission -> what its job carries where a grader fix touched some problems alone
-    regrades: list[dict] = []
+    regrades: list[classreport.Regrade] = []
     kept: list[str] = []
     for submission in submissions:
         where = out / results_name(submission)
-        previous = _record(where / RECORD)
+        previous, refused = _previous(where)
         try:
             data = cluster.pack(submission)
         except SubmissionError as exc:  # a folder with a file too large to send: read nothing of it
-            graded_all[submission.name] = _unreadable(submission, where, str(exc))
+            outcomes[submission.name] = outcome = Outcome.unreadable(submission.name, str(exc))
+            write_atomically(where / "results.json", json.dumps(outcome.results(), indent=1))
             continue
         content = hashlib.sha256(data).hexdigest()
-        why = "--regrade" if regrade and previous else _why_regrade(previous, content, official, options)
-        if why is None and (where / "results.json").exists():
-            graded_all[submission.name] = _graded_from(submission, previous)
-            records[submission.name] = previous
+        why = refused or ("--regrade" if regrade and previous else _why_regrade(previous, content, official, options))
+        if why is None and previous and (where / "results.json").exists():
+            outcomes[submission.name], records[submission.name] = previous.outcome, previous
             kept.append(submission.name)
             continue
-        touched = _touched(previous, hashes, ids) if why == "the grader changed" else None
-        if touched:
+        touched = _touched(previous, hashes, ids) if previous and why == "the grader changed" else None
+        if previous and touched:
             why = f"the grader changed for {', '.join(touched)} alone: graded again, the other problems' results kept"
             partly[submission.name] = _partly(previous, touched)
         if why != "new":
-            regrades.append({"name": submission.name, "why": why, "before": previous.get("total"),
-                             "status_before": previous.get("status")})
+            regrades.append(classreport.Regrade(submission.name, why, previous and round(previous.outcome.total, 2),
+                                                previous and previous.outcome.status))
         todo.append((submission, data, content))
 
     run = classreport.Run(kept=kept)
@@ -175,13 +250,10 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
             for index, future in engine.completed(jobs):
                 submission, _, content = todo[index]
-                result = _result(future)
-                if "refused" in result:
-                    raise cluster.ClusterError(result["refused"])
-                graded, record = _write(submission, out / results_name(submission), result, content, official, options)
-                record["hashes"] = hashes
-                graded_all[submission.name] = graded
-                records[submission.name] = record
+                worker, outcome = _answer(future, submission.name)
+                _write(out / results_name(submission), outcome)
+                outcomes[submission.name] = outcome
+                records[submission.name] = Record(content, official, options, outcome, hashes, worker)
                 bar.set_postfix_str(submission.name[:40])
                 bar.update()
         run.seconds = time.monotonic() - start
@@ -193,44 +265,45 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         record = records.get(submission.name)
         if record is None:
             continue
-        record["attempts"] = max(len(starts.get(submission.name, [])), 1)
-        write_atomically(out / results_name(submission) / RECORD, json.dumps(record, indent=1))
+        records[submission.name] = record = replace(record, attempts=max(len(starts.get(submission.name, [])), 1))
+        write_atomically(out / results_name(submission) / RECORD, json.dumps(record.to_data(), indent=1))
         run.graded.append(submission.name)
-        if record["worker"]:  # not a grading lost with its workers
-            run.workers[record["worker"]] = run.workers.get(record["worker"], 0) + 1
-        if record["attempts"] > 1:
-            run.retries[submission.name] = record["attempts"] - 1
-    for entry in regrades:
-        entry["after"], entry["status_after"] = records[entry["name"]]["total"], records[entry["name"]]["status"]
-    run.regrades = regrades
+        if record.worker:  # not a grading lost with its workers
+            run.workers[record.worker] = run.workers.get(record.worker, 0) + 1
+        if record.attempts > 1:
+            run.retries[submission.name] = record.attempts - 1
+    run.regrades = [replace(r, after=round(outcomes[r.name].total, 2), status_after=outcomes[r.name].status)
+                    for r in regrades]
     run.command_seconds = time.monotonic() - command_started
-    for name, graded in graded_all.items():
-        if graded.fingerprints is not None:
-            found.per_submission[name] = graded.fingerprints
-    similar = _similar(submissions, records, [p.module for p in chosen], past)
-    rows = [_row(graded_all[s.name], records.get(s.name, {}), ids) + ["; ".join(similar.found.similar_to(s.name))]
-            for s in submissions]
+    for name, outcome in outcomes.items():
+        if outcome.fingerprints is not None:
+            found.per_submission[name] = outcome.fingerprints
+            for function, described in outcome.fingerprints.descriptions.items():  # those matched: what a batch
+                found.descriptions.setdefault(function, {}).update(described)  # that kept every grading describes
+    similar = _similar(submissions, outcomes, [p.module for p in chosen], past)
+    rows = [outcomes[s.name].row(ids, attempts=records[s.name].attempts if s.name in records else 1,
+                                 similar_to="; ".join(similar.found.similar_to(s.name))) for s in submissions]
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["submission", "status", "total", *ids, "seconds", "attempts", "reason", "similar_to"])
+        writer.writerow(ROW_HEADER[:3] + ids + ROW_HEADER[3:])
         writer.writerows(rows)
-    ordered = [graded_all[s.name] for s in submissions]
+    ordered = [outcomes[s.name] for s in submissions]
     report = classreport.write(out, ordered, chosen, found, run, similar)
     try:
-        pages = webreport.write(out, ordered, chosen, found, similar, base=similarity_base,
-                                reasons={name: record.get("reason", "") for name, record in records.items()})
+        pages = webreport.write(out, ordered, chosen, found, similar, paths={s.name: s for s in submissions},
+                                base=similarity_base)
     except OSError as exc:  # the grades and report.md stand; a batch run again keeps every grading and writes them
         print(f"resource-grader batch: the class report's web pages could not be written ({exc}); grades.csv and "
               "report.md are complete, and the same batch run again keeps every grading and writes the pages",
               file=sys.stderr)
         pages = "no web pages"
-    kept = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
-    print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report} and "
-          f"{pages}")
+    kept_line = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
+    print(f"{len(rows)} submissions graded{kept_line} on {run.engine}; {out / 'grades.csv'}; class report {report} "
+          f"and {pages}")
     return 0
 
 
-def _similar(submissions: list[Path], records: dict[str, dict], modules: list[str],
+def _similar(submissions: list[Path], outcomes: dict[str, Outcome], modules: list[str],
              base: dict[str, dict]):
     """The copies between the class's submissions on `modules`, from the digests their gradings returned (kept in
     their grading.json), and with the `base`'s: a classreport.Similar."""
@@ -238,25 +311,25 @@ def _similar(submissions: list[Path], records: dict[str, dict], modules: list[st
 
     digests, missing = {}, {}
     for submission in submissions:
-        record = records.get(submission.name)
-        digest = record and record.get("similarity")
-        if digest is None:
-            missing[submission.name] = ("unreadable" if record is None else "its grading did not finish"
-                                        if record.get("status") == "error" else
-                                        "kept from a batch before the similarity digest (`--regrade` gives one)")
+        outcome = outcomes[submission.name]
+        if outcome.digest is None:
+            missing[submission.name] = ("unreadable" if outcome.status == "unreadable" else
+                                        "its grading did not finish" if outcome.status == "error" else
+                                        "its similarity digest could not be computed")
             continue
-        digests[submission.name] = {m: d for m, d in digest.items() if m in modules}
+        digests[submission.name] = {m: d for m, d in outcome.digest.items() if m in modules}
     start = time.monotonic()
     found = similarity.compare_class(digests, {n: {m: d for m, d in b.items() if m in modules}
                                                for n, b in base.items()})
     return classreport.Similar(found, None, missing, time.monotonic() - start, similarity.thresholds())
 
 
-def _result(future) -> dict:
-    """The task's JSON, or what stands for it when the task did not finish (its worker died too often: Dask's
-    KilledWorker; any other failure of the engine)."""
+def _answer(future, name: str) -> tuple[str, Outcome]:
+    """The worker and the outcome of a task (cluster.grade_task's answer), or, when the task did not finish (its
+    worker died too often: Dask's KilledWorker; any other failure of the engine), an error outcome with the reason.
+    Raises cluster.ClusterError where the worker refused the task."""
     try:
-        return json.loads(future.result())
+        answer = json.loads(future.result())
     except Exception as exc:  # noqa: BLE001 - one submission's failure never stops the batch
         kind = type(exc).__name__
         if kind == "KilledWorker":
@@ -265,48 +338,20 @@ def _result(future) -> dict:
                       f"one (KilledWorker; the last: {last})")
         else:
             reason = f"the grading task failed ({kind}: {exc})"
-        return {"status": "error", "reason": reason, "worker": "", "seconds": 0.0, "scores": [],
-                "fingerprints": None, "operator": [reason], "results": None}
+        return "", Outcome.failed(name, reason)
+    if "refused" in answer:
+        raise cluster.ClusterError(answer["refused"])
+    return answer["worker"], Outcome.from_data(answer["outcome"])
 
 
-def _write(submission: Path, where: Path, result: dict, content: str, official: str, options: dict):
-    """Write one task's results.json (a set-aside one where it has none) and return its Graded and record. What
-    went wrong or was flagged goes to stderr in one line (above the progress bar), every line of it to the
-    grading's record."""
+def _write(where: Path, outcome: Outcome) -> None:
+    """Write one grading's results.json. What went wrong or was flagged goes to stderr in one line (above the
+    progress bar), every line of it to the grading's record."""
     from tqdm import tqdm
 
-    lines = result["operator"]
+    lines = outcome.operator
     if lines:
         more = f" (and {len(lines) - 1} more lines in {where / RECORD})" if len(lines) > 1 else ""
         first = printable(lines[0]).splitlines()[0] if printable(lines[0]) else ""
-        tqdm.write(f"resource-grader [{submission.name}]: {first}{more}", file=sys.stderr)
-    text = result["results"]
-    if text is None:
-        text = json.dumps(results_json([], seconds=0.0, output=table([], [GRADER_FAILED], frozenset(), [])), indent=1)
-    write_atomically(where / "results.json", text)
-    scores = scores_from(result["scores"])
-    record = {"content": content, "grader": official, "options": options, "status": result["status"],
-              "reason": result.get("reason", ""), "seconds": result["seconds"], "worker": result["worker"],
-              "total": round(sum(p.score for p in scores), 2), "scores": result["scores"],
-              "fingerprints": result["fingerprints"], "untouched": result.get("untouched", []),
-              "similarity": result.get("similarity"),
-              "operator": [printable(line) for line in lines]}
-    return _graded_from(submission, record), record
-
-
-def _graded_from(submission: Path, record: dict) -> Graded:
-    found = record.get("fingerprints")
-    return Graded(submission, scores_from(record["scores"]), "", record["status"], record["seconds"],
-                  found and Matches.from_data(found), frozenset(record.get("untouched", [])))
-
-
-def _unreadable(submission: Path, where: Path, why: str) -> Graded:
-    text = table([], [UNREADABLE.format(why=why)], frozenset(), [])
-    write_atomically(where / "results.json", json.dumps(results_json([], seconds=0.0, output=text), indent=1))
-    return Graded(submission, [], text, "unreadable", 0.0)
-
-
-def _row(graded: Graded, record: dict, ids: list[str]) -> list:
-    by_id = {p.id: round(p.score, 2) for p in graded.scores}
-    return [graded.submission.name, graded.status, round(sum(by_id.values()), 2), *[by_id.get(i, "") for i in ids],
-            round(graded.seconds, 1), record.get("attempts", 1), record.get("reason", "")]
+        tqdm.write(f"resource-grader [{outcome.name}]: {first}{more}", file=sys.stderr)
+    write_atomically(where / "results.json", json.dumps(outcome.results(), indent=1))

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.matches import Matches
+from grader.outcome import SCORED, Outcome
 
-SCORED = ("ok", "review")
 SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
 SHOWN_PAIRS = 40  # similar pairs in the report (the strongest); every one in similarity.csv
 SIMILARITY_CSV = "similarity.csv"
@@ -38,13 +38,26 @@ class Fingerprints:
     skipped: str | None = None
 
 
+@dataclass(frozen=True)
+class Regrade:
+    """A submission graded again (`why`), with its total and status before (None: no earlier record to read) and
+    after."""
+
+    name: str
+    why: str
+    before: float | None = None
+    status_before: str | None = None
+    after: float | None = None
+    status_after: str | None = None
+
+
 @dataclass
 class Run:
     """How the batch ran: `engine` (where), `seconds` (the wall time of its gradings), `command_seconds` (of the
     whole command, from reading the submissions to the report: the fingerprints' answers too), `graded` (the submissions
     graded in this batch), `kept` (those whose earlier results stand), `workers` (worker -> gradings it finished),
-    `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (one
-    dict per submission graded again: name, why, before/after (totals), status_before/status_after)."""
+    `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (the
+    submissions graded again)."""
 
     engine: str = ""
     seconds: float = 0.0
@@ -53,7 +66,7 @@ class Run:
     kept: list[str] = field(default_factory=list)
     workers: dict[str, int] = field(default_factory=dict)
     retries: dict[str, int] = field(default_factory=dict)
-    regrades: list[dict] = field(default_factory=list)
+    regrades: list[Regrade] = field(default_factory=list)
 
 
 def _histogram(path: Path, values: list[float], out_of: float, title: str) -> None:
@@ -83,7 +96,7 @@ def _pct(count: int, of: int) -> str:
     return f"{count / of:.0%}" if of else "-"
 
 
-def failure_rates(graded: list) -> list[dict]:
+def failure_rates(graded: list[Outcome]) -> list[dict]:
     """One row per behaviour that some scored submission started (a problem left as the stub, `untouched`,
     is not a failure of its behaviours: it is not counted): how many of those submissions failed it (`failing`:
     their names), worst first (the failure rate, then the points lost, then the registry's order)."""
@@ -104,13 +117,13 @@ def failure_rates(graded: list) -> list[dict]:
                 row = rows[key]
                 row["of"] += 1
                 row["failed"] += not b.passed
-                row["failing"] += [g.submission.name] * (not b.passed)
+                row["failing"] += [g.name] * (not b.passed)
                 row["lost"] += max(b.points - b.score, 0.0)
     ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
 
 
-def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
+def behaviour_lines(graded: list[Outcome], problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
     """The report's "Behaviours by failure rate": a table of the `shown` worst, the rest in one line."""
     rows = failure_rates(graded)
     table = [row for row in rows if row["failed"]][:shown]  # a behaviour no one failed is in the line below
@@ -211,7 +224,7 @@ class ScoreFigure:
         return [sum(ordered) / len(ordered), median, ordered[0], ordered[-1]]
 
 
-def score_figures(scored: list, problems) -> list[ScoreFigure]:
+def score_figures(scored: list[Outcome], problems) -> list[ScoreFigure]:
     """The totals' figure, then each problem's (a problem a submission was not graded on counts 0)."""
     figures = [ScoreFigure("total", "all problems", [sum(p.score for p in g.scores) for g in scored],
                            sum(p.points for p in problems))]
@@ -221,9 +234,9 @@ def score_figures(scored: list, problems) -> list[ScoreFigure]:
     return figures
 
 
-def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None,
+def write(out: Path, graded: list[Outcome], problems, fingerprints: Fingerprints, run: Run | None = None,
           similar: Similar | None = None) -> Path:
-    """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
+    """Write OUT/report.md and its PNGs for `graded` (one Outcome per submission) on `problems` (the
     registry's Problem objects graded in this batch), how it ran (`run`) and the copies between students
     (`similar`: also OUT/similarity.csv); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
@@ -232,7 +245,7 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Ru
     others = {}
     for g in graded:
         if g.status not in SCORED:
-            others.setdefault(g.status, []).append(g.submission.name)
+            others.setdefault(g.status, []).append(g.name)
     for status, names in sorted(others.items()):
         lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
 
@@ -319,13 +332,13 @@ def run_lines(run: Run) -> list[str]:
     else:
         lines.append("No grading was lost with its worker.")
     if run.regrades:
-        moved = [r for r in run.regrades if r["before"] != r["after"] or r["status_before"] != r["status_after"]]
+        moved = [r for r in run.regrades if r.before != r.after or r.status_before != r.status_after]
         lines += ["", f"Graded again: {len(run.regrades)} ("
-                  + "; ".join(f"{r['name']}: {r['why']}" for r in run.regrades) + ")."]
+                  + "; ".join(f"{r.name}: {r.why}" for r in run.regrades) + ")."]
         if moved:
             lines += ["", "| submission | why | before | after |", "| --- | --- | ---: | ---: |"]
-            lines += [f"| {r['name']} | {r['why']} | {r['before']} ({r['status_before']}) | {r['after']} "
-                      f"({r['status_after']}) |" for r in moved]
+            lines += [f"| {r.name} | {r.why} | {r.before} ({r.status_before}) | {r.after} ({r.status_after}) |"
+                      for r in moved]
         else:
             lines.append("No score moved.")
     return lines

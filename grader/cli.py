@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from grader import INSTALLED_COPY, has_reference, registry
-from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission
+from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission, printable
 from grader.harness import sandbox
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.sandbox import Layers
@@ -71,11 +71,13 @@ def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | Non
     if not layers.sandboxed:
         print(layers.describe())
     found = fingerprinter(problems, layers, limits)[0] if fingerprints else None
-    graded = grade_submission(submission, out, limits, problems, layers, secret, found,
-                              on_problem=lambda line: print(line, file=sys.stderr, flush=True))
-    print(graded.text)
+    outcome = grade_submission(submission, out, limits, problems, layers, secret, found,
+                               on_problem=lambda line: print(line, file=sys.stderr, flush=True))
+    for line in outcome.operator:  # the grader's own lines, for whoever runs it: never in the results
+        print(f"resource-grader [{submission}]: {printable(line)}", file=sys.stderr)
+    print(outcome.table())
     print(f"\nresults written to {out}")
-    return EXIT_STATUS[graded.status]
+    return EXIT_STATUS[outcome.status]
 
 
 def _add_common(command, defaults: Limits) -> None:

@@ -244,14 +244,14 @@ def cpu_share(shares: int | None):
 
 def grade_task(job: dict) -> str:
     """Grade one packed submission on this worker (grader.grading.grade_submission, in its sandbox, within its
-    limits) and return, as JSON: name, status, seconds, scores (the ProblemScore data), fingerprints, similarity
-    (its `similarity_digest`), results (results.json's text), operator (the grader's lines for the operator),
-    worker, or only `refused` and worker.
+    limits) and return, as JSON: `outcome` (its grader.outcome.Outcome's data, the similarity digest of the
+    submission in it) and `worker`, or `refused` (why this worker must not grade it) and `worker`.
     `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
     secret_file, batch (an id for the start events), and where only some problems are graded again, kept (the
-    others' scores and fingerprints, grade_submission's `kept`)."""
+    earlier outcome's data, grade_submission's `kept`)."""
     from grader.grading import grade_submission
     from grader.harness import sandbox
+    from grader.outcome import Outcome
     from grader.runner import Limits
     from grader.seed import course_secret
 
@@ -269,21 +269,17 @@ def grade_task(job: dict) -> str:
     if job["fingerprints"]:
         ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
         shared, _ = fingerprinter_for(ids, job["sandbox"], limits)
+    kept = Outcome.from_data(job["kept"]) if job.get("kept") else None
     with tempfile.TemporaryDirectory(prefix="ra-batch-") as tmp:
         path = Path(tmp, job["name"] if job["name"].endswith(".zip") else "submission.zip")
         path.write_bytes(job["data"])
-        operator: list[str] = []
         with cpu_share(job.get("cpu_shares")) as share:
-            graded = grade_submission(path, Path(tmp, "out", "results.json"), limits, problems, layers, secret,
-                                      shared, share, operator=operator, kept=job.get("kept"))
+            outcome = grade_submission(path, Path(tmp, "out", "results.json"), limits, problems, layers, secret,
+                                       shared, share, kept=kept)
+        outcome = outcome.but(name=job["name"], digest=similarity_digest(path))
         # the student reads the submission's name, not this worker's temporary folder
-        results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
-        digest = similarity_digest(path)
-    found = graded.fingerprints and graded.fingerprints.data()
-    return json.dumps({"name": job["name"], "status": graded.status, "seconds": graded.seconds,
-                       "scores": [asdict(p) for p in graded.scores], "fingerprints": found,
-                       "untouched": sorted(graded.untouched), "similarity": digest,
-                       "results": results, "operator": operator, "worker": address}, default=str)
+        outcome = outcome.replacing(tmp + os.sep, "")
+    return json.dumps({"outcome": outcome.to_data(), "worker": address})
 
 
 def similarity_digest(submission: Path) -> dict | None:

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, copycheck, registry, similarity
-from grader.classreport import SCORED, Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
-from grader.grading import Graded
+from grader.classreport import Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
 from grader.markup import Html, html, join, text
+from grader.outcome import Outcome
 from grader.sidebyside import Sources, listing, side_by_side
 from grader.similarity import Pair, Span
 from grader.submission import results_name
@@ -331,19 +331,23 @@ class Student:
 
     name: str
     page: str
-    graded: Graded
+    graded: Outcome
     results: Results
-    reason: str = ""
     pairs: list[int] = field(default_factory=list)  # indexes into the reported pairs
     copies: list[CopyOf] = field(default_factory=list)
 
     @property
     def scored(self) -> bool:
-        return self.graded.status in SCORED
+        return self.graded.scored
 
     @property
     def total(self) -> float:
-        return sum(p.score for p in self.graded.scores)
+        return self.graded.total
+
+    @property
+    def reason(self) -> str:
+        """Why it has no score, where a grading did not finish."""
+        return self.graded.reason
 
     def link(self, prefix: str = "", anchor: str = "") -> Html:
         """A link to its page from a page in the folder (`prefix` FROM_INDEX: from the index)."""
@@ -377,26 +381,24 @@ class Report:
                                 home=f"../{INDEX}", body=body)
 
 
-def write(out: Path, graded: list, problems: list, fingerprints: Fingerprints, similar: Similar | None = None, *,
-          base: Path | None = None, reasons: dict[str, str] | None = None) -> Path:
-    """Write OUT/report.html and its pages in OUT/report/ for `graded` (grading.Graded, one per submission: each
-    one's results.json is read from OUT/<submission.results_name>/) on `problems`, with the catalogued
-    mistakes (`fingerprints`) and the copies between students (`similar`; `base`: the folder of
-    `--similarity-base`, whose modules a pair may show); `reasons`: why a submission has no score. Returns the
-    path of report.html. Earlier pages in OUT/report/ are removed (its other files are left alone: a submission
-    may be called "report")."""
+def write(out: Path, graded: list[Outcome], problems: list, fingerprints: Fingerprints, similar: Similar | None = None,
+          *, paths: dict[str, Path], base: Path | None = None) -> Path:
+    """Write OUT/report.html and its pages in OUT/report/ for `graded` (one Outcome per submission, found at
+    `paths`[its name]: each one's results.json is read from OUT/<submission.results_name>/) on `problems`, with
+    the catalogued mistakes (`fingerprints`) and the copies between students (`similar`; `base`: the folder of
+    `--similarity-base`, whose modules a pair may show). Returns the path of report.html. Earlier pages in
+    OUT/report/ are removed (its other files are left alone: a submission may be called "report")."""
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.html"):
         old.unlink()
     students = {}
     for g in graded:
-        name = g.submission.name
-        results = read_results(out / results_name(g.submission) / "results.json")
-        students[name] = Student(name, f"s-{slug(name)}.html", g, results, (reasons or {}).get(name, ""),
-                                 copies=copies_in(name, results.review))
-    report = Report(out, students, problems, fingerprints, similar,
-                    Sources({g.submission.name: g.submission for g in graded}, base))
+        results = read_results(out / results_name(paths[g.name]) / "results.json")
+        students[g.name] = Student(g.name, f"s-{slug(g.name)}.html", g, results,
+                                   copies=copies_in(g.name, results.review))
+    report = Report(out, students, problems, fingerprints, similar, Sources({g.name: paths[g.name] for g in graded},
+                                                                            base))
     for index, pair in enumerate(report.pairs):
         for name in (pair.a, pair.b):
             if name in students:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from grader import registry, scoring, similarity, webreport
 from grader.classreport import Fingerprints, Similar
-from grader.grading import Graded
 from grader.matches import FunctionMatch, Matches
+from grader.outcome import Outcome
 from grader.submission import read_modules
 from tests.meta import classmates
 
@@ -65,12 +65,13 @@ def main(argv=None) -> None:
             (out / student).mkdir(parents=True)
             (out / student / "results.json").write_text(json.dumps(scoring.results_json(
                 scores, seconds=1.0, output=text, review=review, known=known)))
-            graded.append(Graded(made.folder / student, scores, "", "review" if review else "ok", 1.0, matches))
+            graded.append(Outcome(student, "review" if review else "ok", 1.0, scores, fingerprints=matches))
             if matches:
                 fingerprints.per_submission[student] = matches
         similar = Similar(found, None, {}, 0.0, similarity.thresholds())
         start = time.process_time()
-        index = webreport.write(out, graded, list(registry.PROBLEMS), fingerprints, similar)
+        index = webreport.write(out, graded, list(registry.PROBLEMS), fingerprints, similar,
+                                paths={student: made.folder / student for student in made.students})
         seconds = time.process_time() - start
         sizes = sorted(p.stat().st_size for p in (out / webreport.FOLDER).glob("*.html"))
         index_size = index.stat().st_size

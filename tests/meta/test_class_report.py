@@ -12,13 +12,12 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from grader import classreport, scoring
-from grader.grading import Graded
+from grader.outcome import Outcome
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 
@@ -121,13 +120,13 @@ def test_the_failure_rates_add_up(batch_out):
 
 # -- the behaviours section, on a made-up class (no grading) ---------------------------------------------
 
-def graded(name: str, problems: dict[str, list[bool]], untouched=()) -> Graded:
+def graded(name: str, problems: dict[str, list[bool]], untouched=()) -> Outcome:
     """A scored submission whose problem P has one behaviour per flag (passed or not), each worth 1 point."""
     scores = [scoring.ProblemScore(p, p, len(flags), [
         scoring.BehaviourScore(f"{p} behaviour {i}", 1.0,
                                [scoring.TestScore(f"t::{p}{i}", p, 1.0, ok, "passed" if ok else "failed")])
         for i, ok in enumerate(flags)]) for p, flags in problems.items()]
-    return Graded(Path(name), scores, "", "ok", 1.0, untouched=frozenset(untouched))
+    return Outcome(name, "ok", 1.0, scores, untouched=frozenset(untouched))
 
 
 def test_an_untouched_problem_is_not_counted_as_failing():

@@ -203,7 +203,6 @@ def test_a_second_batch_grades_only_what_changed(submissions, local, tmp_path):
 
 
 def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
-    from pathlib import Path
     from types import SimpleNamespace
 
     from distributed import KilledWorker
@@ -215,14 +214,15 @@ def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
         def result(self):
             raise KilledWorker("grade-alice", SimpleNamespace(address="tcp://127.0.0.1:9"), 2)
 
-    graded, record = batch_module._write(Path("alice"), tmp_path / "alice", batch_module._result(Lost()), "c", "o", {})
-    assert graded.status == "error" and graded.scores == []
-    assert record["reason"] == "its worker died each of the 3 times it was given one (KilledWorker; the last: " \
-                               "tcp://127.0.0.1:9)"
+    worker, outcome = batch_module._answer(Lost(), "alice")
+    batch_module._write(tmp_path / "alice", outcome)
+    assert worker == "" and outcome.status == "error" and outcome.scores == []
+    assert outcome.reason == "its worker died each of the 3 times it was given one (KilledWorker; the last: " \
+                             "tcp://127.0.0.1:9)"
     results = json.loads((tmp_path / "alice" / "results.json").read_text())
     assert results["score"] == 0 and GRADER_FAILED in results["output"]
-    row = batch_module._row(graded, record, ["tensors"])
-    assert row[1] == "error" and row[-1] == record["reason"]
+    row = outcome.row(["tensors"])
+    assert row[1] == "error" and row[-2] == outcome.reason
 
 
 def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
