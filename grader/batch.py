@@ -17,15 +17,14 @@ import json
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from grader import cluster, registry, similarity
 from grader.grading import printable, write_atomically
-from grader.harness.sandbox import Layers
+from grader.job import Job, Settings, shared_fingerprinter
 from grader.outcome import Outcome, OutcomeError
-from grader.runner import Limits
 from grader.submission import SubmissionError, results_name
 
 RECORD = "grading.json"
@@ -157,23 +156,22 @@ def _touched(previous: Record, hashes: dict[str, str], ids: list[str]) -> list[s
     return touched if 0 < len(touched) < len(ids) else None
 
 
-def _partly(previous: Record, touched: list[str]) -> dict:
-    """What a job grading `touched` alone carries of the earlier grading: the other problems' results."""
+def _partly(job: Job, name: str, previous: Record, touched: list[str]) -> Job:
+    """The job of a submission whose earlier grading a grader fix touched for `touched` alone: those graded again,
+    the other problems' results kept."""
     kept = previous.outcome.but(scores=[p for p in previous.outcome.scores if p.id not in touched])
-    return {"problems": touched, "kept": kept.to_data()}
+    return replace(job.of(name, kept), problems=tuple(touched))
 
 
-def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, jobs: int, layers: Layers,
-          secret: bytes, fingerprints: bool = True, *, mode: str = "auto", scheduler: str | None = None,
-          secret_file: Path | None = None, retries: int = 2, regrade: bool = False,
-          insecure_cluster: bool = False, similarity_base: Path | None = None) -> int:
-    """Grade every submission in `folder` (each sub-folder or .zip) on the engine (`scheduler`: a running Dask
-    cluster; None: this machine, `jobs` at a time), each in a sandbox of its own on the worker that grades it
-    (`mode`, as `--sandbox`); with `fingerprints` the catalogued mistakes a failed problem's answers match.
-    Submissions whose grading.json says they were graded with the same content, grader and options keep their
-    results, unless `regrade`. Then every pair of submissions is compared for copies between students (and each
-    with `similarity_base`'s submissions). Raises cluster.ClusterError when the cluster cannot grade (a worker
-    refused), SubmissionError when `folder` or `similarity_base` cannot be read."""
+def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, scheduler: str | None = None,
+          retries: int = 2, regrade: bool = False, similarity_base: Path | None = None) -> int:
+    """Grade every submission in `folder` (each sub-folder or .zip) as `job` asks, on the engine (`scheduler`: a
+    running Dask cluster; None: this machine, `jobs` at a time), each in a sandbox of its own on the worker that
+    grades it; `settings`: the job as this machine resolved it. Submissions whose grading.json says they were
+    graded with the same content, grader and options keep their results, unless `regrade`. Then every pair of
+    submissions is compared for copies between students (and each with `similarity_base`'s submissions). Raises
+    cluster.ClusterError when the cluster cannot grade (a worker refused), SubmissionError when `folder` or
+    `similarity_base` cannot be read."""
     from tqdm import tqdm
 
     from grader import classreport, webreport
@@ -182,29 +180,24 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     submissions = submissions_in(folder)
     past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
     out.mkdir(parents=True, exist_ok=True)
-    if scheduler is None and "user" in layers.active and "namespaces" not in layers.active:
+    if scheduler is None and "user" in settings.layers.active and "namespaces" not in settings.layers.active:
         import os
 
         for private in (folder, out):  # a grading sees every file that other users may read
             os.chmod(private, os.stat(private).st_mode & 0o700)
             print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
                   "so that no submission reads another's files or results", file=sys.stderr)
-    chosen = [p for p in registry.PROBLEMS if not problems or p.id in problems]
-    ids = [p.id for p in chosen]
+    ids = job.ids
+    chosen = [registry.BY_ID[i] for i in ids]
     official, hashes = cluster.official_hash(), cluster.problem_hashes()
-    check = cluster.secret_check(secret)
-    options = {"problems": sorted(problems) if problems else None, "limits": asdict(limits),
-               "fingerprints": fingerprints, "sandbox": mode, "secret": check}
-    batch_id = uuid.uuid4().hex[:12]
-    base = {"problems": problems, "limits": asdict(limits), "sandbox": mode, "fingerprints": fingerprints,
-            "official": official, "secret_check": check, "batch": batch_id, "plain_tcp": insecure_cluster,
-            "secret_file": str(secret_file.absolute()) if secret_file else None,
-            "cpu_shares": jobs if scheduler is None else None}
+    job = replace(job, batch=uuid.uuid4().hex[:12], official=official,
+                  secret_check=cluster.secret_check(settings.secret), cpu_shares=jobs if scheduler is None else None)
+    options = job.options()
 
     outcomes: dict[str, Outcome] = {}
     records: dict[str, Record] = {}
     todo: list[tuple[Path, bytes, str]] = []
-    partly: dict[str, dict] = {}  # submission -> what its job carries where a grader fix touched some problems alone
+    partly: dict[str, Job] = {}  # submission -> its job, where a grader fix touched some problems alone
     regrades: list[classreport.Regrade] = []
     kept: list[str] = []
     for submission in submissions:
@@ -225,7 +218,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         touched = _touched(previous, hashes, ids) if previous and why == "the grader changed" else None
         if previous and touched:
             why = f"the grader changed for {', '.join(touched)} alone: graded again, the other problems' results kept"
-            partly[submission.name] = _partly(previous, touched)
+            partly[submission.name] = _partly(job, submission.name, previous, touched)
         if why != "new":
             regrades.append(classreport.Regrade(submission.name, why, previous and round(previous.outcome.total, 2),
                                                 previous and previous.outcome.status))
@@ -233,22 +226,19 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
 
     run = classreport.Run(kept=kept)
     found = classreport.Fingerprints()
-    if not fingerprints:
+    if not job.fingerprints:
         found.skipped = "turned off (`--no-fingerprints`)"
     with cluster.Engine(scheduler, jobs, retries) as engine:
         run.engine = engine.where
-        engine.check_workers(base)
-        if todo and fingerprints and scheduler is None:
-            from grader.grading import fingerprinter
-
+        engine.check_workers(job)
+        if todo and job.fingerprints and scheduler is None:
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
-            cluster.fingerprinter_for(ids, mode, limits,
-                                      build=lambda: fingerprinter(ids, layers, limits, up_front=True))
-        jobs = [{**base, "name": s.name, "data": data, **partly.get(s.name, {})} for s, data, _ in todo]
+            shared_fingerprinter(ids, job.sandbox, job.limits)  # once, for the engine's workers to share
+        tasks = [(partly.get(s.name) or job.of(s.name), data) for s, data, _ in todo]
         start = time.monotonic()
         with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
-            for index, future in engine.completed(jobs):
+            for index, future in engine.completed(tasks):
                 submission, _, content = todo[index]
                 worker, outcome = _answer(future, submission.name)
                 _write(out / results_name(submission), outcome)
@@ -257,10 +247,9 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                 bar.set_postfix_str(submission.name[:40])
                 bar.update()
         run.seconds = time.monotonic() - start
-        starts = engine.starts(batch_id)
-        if fingerprints and todo:
-            described = engine.descriptions(ids, mode, asdict(limits))
-            found.descriptions, found.skipped = described["descriptions"], described["skipped"]
+        starts = engine.starts(job.batch)
+        if job.fingerprints and todo:
+            found.descriptions, found.skipped = engine.descriptions(job)
     for submission, _, _ in todo:
         record = records.get(submission.name)
         if record is None:

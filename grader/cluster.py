@@ -31,14 +31,15 @@ import queue
 import sys
 import tempfile
 import threading
-import traceback
 import zipfile
-from dataclasses import asdict
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, registry
+from grader.harness import sandbox
 from grader.harness.boundary import STAFF, WORKSPACE
+from grader.job import Job, Settings, resolve, shared_fingerprinter
 from grader.submission import MAX_FILE_BYTES, SubmissionError, folder_files, is_zip
 
 TOPIC = "resource-grader-start"
@@ -131,66 +132,77 @@ def pack(submission: Path) -> bytes:
 
 # -- on the worker --------------------------------------------------------------------------------------
 
-_fingerprinters: dict[tuple, object] = {}
-_fingerprinters_lock = threading.Lock()
-
-
-def fingerprinter_for(problems: list[str], mode: str, limits, build=None):
-    """This process's Fingerprinter for (problems, sandbox mode, limits): built once (the catalogue's answers, up
-    front) and shared by the gradings of this process; `build` builds it (the coordinator's, in-process)."""
-    from grader.grading import fingerprinter
-    from grader.harness import sandbox
-
-    key = (tuple(problems), mode, tuple(asdict(limits).values()))
-    with _fingerprinters_lock:
-        if key not in _fingerprinters:
-            layers = sandbox.detect(mode)
-            try:
-                _fingerprinters[key] = (build or (lambda: fingerprinter(problems, layers, limits, up_front=True)))()
-            except Exception:  # noqa: BLE001 - the grades do not need them
-                print(f"resource-grader batch: no fingerprints:\n{traceback.format_exc()}", file=sys.stderr)
-                _fingerprinters[key] = None, "the catalogue's answers could not be computed (the grader's stderr)"
-        return _fingerprinters[key]
-
-
-def identity(secret_file: str | None = None) -> dict:
-    """What a worker says about itself: its official hash, its secret's check (None: no secret), its sandbox."""
-    from grader.harness import sandbox
+def identity(secret_file: str | None = None) -> str:
+    """What a worker says about itself, as JSON: its official hash, its secret's check ("none: why" where it has
+    no secret), its sandbox layers."""
     from grader.seed import SecretError, course_secret
 
     try:
         check = secret_check(course_secret(Path(secret_file) if secret_file else None))
     except SecretError as exc:
         check = f"none: {exc}"
-    return {"official": official_hash(), "secret": check, "layers": list(sandbox.detect().active)}
+    return json.dumps({"official": official_hash(), "secret": check, "layers": list(sandbox.detect().active)})
 
 
-def refusal(job: dict, address: str) -> str | None:
-    """Why this worker must not grade `job`, or None."""
-    from grader.harness import sandbox
+WORKER = "{worker}"  # where a refusal names the worker
 
-    if job["official"] != official_hash():
-        return (f"worker {address} has another official tree or grader (hash {official_hash()[:12]}, the "
-                f"coordinator's {job['official'][:12]}): install the same version on every node")
-    if job["secret_check"] is not None:
-        from grader.seed import SecretError, course_secret
 
-        try:
-            mine = secret_check(course_secret(Path(job["secret_file"]) if job["secret_file"] else None))
-        except SecretError as exc:
-            return f"worker {address} has no course secret: {exc}"
-        if mine != job["secret_check"]:
-            return f"worker {address} has another course secret than the coordinator"
-    layers = sandbox.detect(job["sandbox"])
-    if job["sandbox"] != "none" and not layers.sandboxed:
-        return (f"worker {address} cannot sandbox the gradings ({layers.describe()}): run `resource-grader "
-                "doctor` on that node, or pass --no-sandbox")
+def mismatch(job: Job, official: str, secret: str | None) -> str | None:
+    """Why a worker whose official hash is `official` and whose secret's check is `secret` ("none: why" where it
+    has none) must not grade `job`, or None: the rule the coordinator applies to every worker up front, and each
+    worker to each task."""
+    if job.official is not None and official != job.official:
+        return (f"{WORKER} has another official tree or grader (hash {official[:12]}, the coordinator's "
+                f"{job.official[:12]}): install the same version on every node")
+    if job.secret_check is not None and secret != job.secret_check:
+        if secret is None or secret.startswith("none: "):
+            return f"{WORKER} has no course secret: {(secret or 'none: it has none')[6:]}"
+        return f"{WORKER} has another course secret than the coordinator"
+    return None
+
+
+_settled: dict[str, Settings | str] = {}
+_settled_lock = threading.Lock()
+
+
+def settle(job: Job, address: str) -> Settings | str:
+    """`job` as this worker grades it (grader.job.resolve: its layers, its secret, its fingerprinter, resolved once
+    per process for the jobs of a batch), or why this worker must not grade it."""
+    key = job.of("").to_json()
+    with _settled_lock:
+        if key not in _settled:
+            _settled[key] = _resolved(job)
+    found = _settled[key]
+    if isinstance(found, str):
+        return found.replace(WORKER, f"worker {address}")
     plain = address.startswith(("tcp://", "ws://"))
-    if job["sandbox"] != "none" and plain and "namespaces" not in layers.active and not job.get("plain_tcp"):
+    if job.sandbox != "none" and plain and "namespaces" not in found.layers.active and not job.plain_tcp:
         return (f"worker {address}: its gradings could reach the network (no namespaces layer) and the cluster "
                 "listens on plain TCP, where any connection runs code as the worker's user: use tls:// with "
                 "certificates (Dask's security settings), or pass --insecure-cluster")
-    return None
+    return found
+
+
+def _resolved(job: Job) -> Settings | str:
+    """This process's settings for `job`, or why it must not grade it (WORKER where its name goes): another
+    official tree (no secret read), no secret or another, no sandbox; the fingerprinter made last."""
+    from grader.seed import SecretError
+
+    if job.official is not None and job.official != official_hash():
+        return mismatch(job, official_hash(), job.secret_check) or ""
+    try:
+        settings = resolve(replace(job, fingerprints=False))
+    except SecretError as exc:
+        return f"{WORKER} has no course secret: {exc}"
+    why = mismatch(job, official_hash(), secret_check(settings.secret))
+    if why:
+        return why
+    if job.sandbox != "none" and not settings.layers.sandboxed:
+        return (f"{WORKER} cannot sandbox the gradings ({settings.layers.describe()}): run `resource-grader "
+                "doctor` on that node, or pass --no-sandbox")
+    if job.fingerprints:
+        settings = replace(settings, fingerprinter=shared_fingerprinter(job.ids, job.sandbox, job.limits)[0])
+    return settings
 
 
 def _address() -> str:
@@ -202,11 +214,11 @@ def _address() -> str:
         return "local"
 
 
-def _log_start(job: dict, address: str) -> None:
+def _log_start(job: Job, address: str) -> None:
     try:
         from distributed import get_worker
 
-        get_worker().log_event(TOPIC, {"batch": job["batch"], "name": job["name"], "worker": address})
+        get_worker().log_event(TOPIC, {"batch": job.batch, "name": job.name, "worker": address})
     except (ImportError, ValueError):
         pass
 
@@ -242,41 +254,26 @@ def cpu_share(shares: int | None):
         _slots[0].put(slot)
 
 
-def grade_task(job: dict) -> str:
-    """Grade one packed submission on this worker (grader.grading.grade_submission, in its sandbox, within its
-    limits) and return, as JSON: `outcome` (its grader.outcome.Outcome's data, the similarity digest of the
-    submission in it) and `worker`, or `refused` (why this worker must not grade it) and `worker`.
-    `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
-    secret_file, batch (an id for the start events), and where only some problems are graded again, kept (the
-    earlier outcome's data, grade_submission's `kept`)."""
+def grade_task(text: str, data: bytes) -> str:
+    """Grade one packed submission (`data`) as the job `text` (grader.job.Job's JSON) asks, on this worker
+    (grader.grading.grade_submission, in its sandbox, within its limits), and return, as JSON: `outcome` (its
+    grader.outcome.Outcome's data, the similarity digest of the submission in it) and `worker`, or `refused` (why
+    this worker must not grade it: its first answer to every task) and `worker`."""
     from grader.grading import grade_submission
-    from grader.harness import sandbox
-    from grader.outcome import Outcome
-    from grader.runner import Limits
-    from grader.seed import course_secret
 
+    job = Job.from_json(text)
     address = _address()
     _log_start(job, address)
-    why = refusal(job, address)
-    if why:
-        return json.dumps({"refused": why, "worker": address})
-    limits = Limits(**job["limits"])
-    layers = sandbox.detect(job["sandbox"])
-    problems = job["problems"]
-    secret = None if job["secret_check"] is None else course_secret(
-        Path(job["secret_file"]) if job["secret_file"] else None)
-    shared = None
-    if job["fingerprints"]:
-        ids = [p.id for p in registry.PROBLEMS if not problems or p.id in problems]
-        shared, _ = fingerprinter_for(ids, job["sandbox"], limits)
-    kept = Outcome.from_data(job["kept"]) if job.get("kept") else None
+    settings = settle(job, address)
+    if isinstance(settings, str):
+        return json.dumps({"refused": settings, "worker": address})
     with tempfile.TemporaryDirectory(prefix="ra-batch-") as tmp:
-        path = Path(tmp, job["name"] if job["name"].endswith(".zip") else "submission.zip")
-        path.write_bytes(job["data"])
-        with cpu_share(job.get("cpu_shares")) as share:
-            outcome = grade_submission(path, Path(tmp, "out", "results.json"), limits, problems, layers, secret,
-                                       shared, share, kept=kept)
-        outcome = outcome.but(name=job["name"], digest=similarity_digest(path))
+        path = Path(tmp, job.name if job.name.endswith(".zip") else "submission.zip")
+        path.write_bytes(data)
+        with cpu_share(job.cpu_shares) as share:
+            outcome = grade_submission(path, Path(tmp, "out", "results.json"), settings, cpu_share=share,
+                                       kept=job.kept)
+        outcome = outcome.but(name=job.name, digest=similarity_digest(path))
         # the student reads the submission's name, not this worker's temporary folder
         outcome = outcome.replacing(tmp + os.sep, "")
     return json.dumps({"outcome": outcome.to_data(), "worker": address})
@@ -294,12 +291,12 @@ def similarity_digest(submission: Path) -> dict | None:
         return None
 
 
-def descriptions_task(problems: list[str], mode: str, limits: dict) -> dict:
-    """The catalogued mistakes' descriptions for the class report, from this worker's Fingerprinter."""
-    from grader.runner import Limits
-
-    shared, skipped = fingerprinter_for(problems, mode, Limits(**limits))
-    return {"descriptions": shared.descriptions() if shared else {}, "skipped": skipped}
+def descriptions_task(text: str) -> str:
+    """The catalogued mistakes' descriptions for the class report, from this worker's Fingerprinter for the job
+    `text` (JSON): [descriptions, why there are none]."""
+    job = Job.from_json(text)
+    shared, skipped = shared_fingerprinter(job.ids, job.sandbox, job.limits)
+    return json.dumps([shared.descriptions() if shared else {}, skipped])
 
 
 # -- on the coordinator ---------------------------------------------------------------------------------
@@ -362,30 +359,25 @@ class Engine:
         if self.cluster:
             self.cluster.close()
 
-    def check_workers(self, job: dict) -> dict[str, dict]:
+    def check_workers(self, job: Job) -> dict[str, dict]:
         """Every worker of a running cluster, asked up front (`identity`); a ClusterError naming those that would
-        refuse `job`. The embedded engine's workers are this process: nothing to ask."""
+        refuse `job` (`mismatch`). The embedded engine's workers are this process: nothing to ask."""
         if self.address is None:
             return {}
         try:
             self.client.wait_for_workers(1, timeout=60)
         except TimeoutError:
             raise ClusterError(f"no worker joined the scheduler at {self.address} within 60 s") from None
-        found = self.client.run(identity, job["secret_file"])
-        wrong = []
-        for address, info in sorted(found.items()):
-            if info["official"] != job["official"]:
-                wrong.append(f"worker {address} has another official tree or grader (hash {info['official'][:12]}, "
-                             f"the coordinator's {job['official'][:12]}): install the same version on every node")
-            elif job["secret_check"] is not None and info["secret"] != job["secret_check"]:
-                wrong.append(f"worker {address} has another course secret than the coordinator, or none "
-                             f"({info['secret'][:80] if info['secret'].startswith('none') else 'another'})")
+        found = {address: json.loads(text) for address, text in self.client.run(identity, job.secret_file).items()}
+        wrong = [why.replace(WORKER, f"worker {address}") for address, info in sorted(found.items())
+                 if (why := mismatch(job, info["official"], info["secret"]))]
         if wrong:
             raise ClusterError("refused by the cluster's workers:\n  " + "\n  ".join(wrong))
         return found
 
-    def completed(self, jobs: list[dict]):
-        """Grade `jobs`, yielding (index in `jobs`, future) as each task ends. No more are in flight than the
+    def completed(self, jobs: list[tuple[Job, bytes]]):
+        """Grade `jobs` (each a job and its submission's bytes), yielding (index in `jobs`, future) as each task
+        ends. No more are in flight than the
         workers have threads: Dask gives a task to a worker when it is submitted, and there it waits behind that
         worker's grading while another worker may sit idle (one long grading, a loop say, left one worker busy
         twice as long as the other). The count is read again at each end and every WAKE seconds, so a worker
@@ -410,11 +402,12 @@ class Engine:
             return self.jobs
         return sum(self.client.nthreads().values())
 
-    def _submit(self, job: dict):
+    def _submit(self, task: tuple[Job, bytes]):
+        job, data = task
         if self.pool:
-            return self.pool.submit(grade_task, job)
+            return self.pool.submit(grade_task, job.to_json(), data)
         # pure=False: a regrade of the same bytes is a new task; the key names the submission in Dask's dashboard
-        return self.client.submit(grade_task, job, pure=False, key=f"grade-{job['name']}-{job['batch']}")
+        return self.client.submit(grade_task, job.to_json(), data, pure=False, key=f"grade-{job.name}-{job.batch}")
 
     def _ended(self, futures) -> set:
         """Those of `futures` that have ended, waiting at most WAKE seconds for one."""
@@ -429,10 +422,12 @@ class Engine:
         except TimeoutError:
             return set()
 
-    def descriptions(self, problems: list[str], mode: str, limits: dict) -> dict:
-        if self.pool:
-            return descriptions_task(problems, mode, limits)
-        return self.client.submit(descriptions_task, problems, mode, limits, pure=False).result()
+    def descriptions(self, job: Job) -> tuple[dict, str | None]:
+        """The catalogued mistakes' descriptions of `job`'s problems, from a worker, and why there are none."""
+        text = (descriptions_task(job.to_json()) if self.pool else
+                self.client.submit(descriptions_task, job.to_json(), pure=False).result())
+        descriptions, skipped = json.loads(text)
+        return descriptions, skipped
 
     def starts(self, batch: str) -> dict[str, list[str]]:
         """Submission name -> the workers each start of its task ran on, in order (the thread pool: none)."""

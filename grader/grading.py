@@ -3,7 +3,6 @@ score (grader/scoring.py), the review evidence, the fingerprints of what it fail
 written whatever happens; all of it one Outcome (grader/outcome.py). `resource-grader grade` and `batch`
 (grader/batch.py, grader/cluster.py) call it."""
 
-import importlib.util
 import json
 import os
 import threading
@@ -12,8 +11,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import copycheck, fingerprints, has_reference, messages, registry, scoring
-from grader.harness.sandbox import Layers
+from grader import copycheck, has_reference, messages, registry, scoring
+from grader.job import Settings
 from grader.matches import Matches
 from grader.outcome import Figures, Outcome
 from grader.runner import Limits, RunResult, run_tests
@@ -58,31 +57,32 @@ class _Draft:
                        operator=self.operator)
 
 
-def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None, fingerprinter=None, cpu_share=None, on_problem=None,
+def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_share=None, on_problem=None,
                      kept: Outcome | None = None) -> Outcome:
-    """Grade one submission in a sandbox and write its results.json, in every case, once every process of
-    the submission is dead; return its Outcome. The generated tests draw their inputs from the course `secret` and
-    the submission's modules (None: local mode, the public inputs). With a `fingerprinter` (grader/fingerprints/'s
-    Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
-    compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
-    went wrong on the grader's side is in the outcome's `operator` lines, never in the student's results. The tests
-    stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time limit, counted from
-    here, so that results.json is written within it; with `cpu_share` (grader/cpushare.py) it gets that share of
-    the CPUs. `on_problem(line)` is given a line per problem as its tests finish (its score by the tests alone, and
-    its seconds), while the run goes on. `kept`: an earlier grading of the submission whose problems not graded now
-    the results show beside those of `problems` (grader/batch.py regrades what a grader fix touched alone)."""
+    """Grade one submission in a sandbox of `settings.layers` and write its results.json, in every case, once every
+    process of the submission is dead; return its Outcome. The generated tests draw their inputs from the course
+    secret (`settings.secret`) and the submission's modules (None: local mode, the public inputs). With a
+    fingerprinter (grader/fingerprints/'s Fingerprinter) the functions of each problem it failed then run again, in
+    a sandbox of their own, on compare's inputs, and the catalogued mistakes their answers match are named beside
+    the failures. What went wrong on the grader's side is in the outcome's `operator` lines, never in the student's
+    results. The tests stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time
+    limit, counted from here, so that results.json is written within it; with `cpu_share` (grader/cpushare.py) it
+    gets that share of the CPUs. `on_problem(line)` is given a line per problem as its tests finish (its score by
+    the tests alone, and its seconds), while the run goes on. `kept`: an earlier grading of the submission whose
+    problems not graded now the results show beside those of `settings.problems` (grader/batch.py regrades what a
+    grader fix touched alone)."""
+    limits, secret, fingerprinter = settings.limits, settings.secret, settings.fingerprinter
     start = time.monotonic()
     draft = _Draft(submission.name or str(submission))
     try:
-        with in_sandbox(submission, layers, limits.submission_seconds, limits.worker_memory_mb,
+        with in_sandbox(submission, settings.layers, limits.submission_seconds, limits.worker_memory_mb,
                         cpu_share.memory_parent if cpu_share else None) as (box, workspace):
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
             draft.untouched = frozenset(name for name, source in modules.items() if not_started(source))
             draft.broken = compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
             draft.run = run = run_tests(
-                workspace.root, limits, markers=_markers(problems), sandbox=box.spec(), seed=seed,
+                workspace.root, limits, markers=_markers(settings.problems), sandbox=box.spec(), seed=seed,
                 seconds=limits.submission_seconds - reserved(limits.submission_seconds) - (time.monotonic() - start),
                 cpu_share=cpu_share, on_problem=on_problem and (lambda *done: on_problem(progress_line(*done))))
         draft.operator += box.teardown_failures
@@ -239,20 +239,3 @@ def write_atomically(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
     partial.write_text(text)
     os.replace(partial, path)
-
-
-def fingerprinter_available() -> bool:
-    """Whether this tree has what the fingerprints need: the reference and the catalogue of mistakes (the course's
-    tree and the autograder zip; not the student release)."""
-    return has_reference() and importlib.util.find_spec("tests.mistakes") is not None
-
-
-def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
-    """grader/fingerprints/'s Fingerprinter for `problems` (None: all), or, where there is no reference or no
-    catalogue of mistakes (the student release), why there is none."""
-    if not fingerprinter_available():
-        return None, "they need the reference and the catalogue of mistakes (the course's tree)"
-    return fingerprints.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits,
-                                      up_front=up_front), None
-
-

@@ -33,7 +33,7 @@ MARGIN = 60.0  # for what comes before and after the run: the interpreter's star
 SHARE_MARGIN = 15.0  # of the run's seconds, not shared among the problems: pytest's start, a last test's overrun
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """The limits of one grading. A test's and a call's limits are seconds of the worker's own CPU time (its
     whole process tree: grader/harness/client.py), each with a wall-clock backstop WALL_FACTOR times larger; the

@@ -1,13 +1,15 @@
 """Fingerprints: the catalogued mistakes (tests/mistakes/) a submission's answers match, function by function,
 named beside its failures for the student and in the class report for staff. What grading calls
-(grader/grading.py `fingerprinter`): `Fingerprinter`, which runs a graded submission's failed functions again,
+(grader/job.py `fingerprinter`): `Fingerprinter`, which runs a graded submission's failed functions again,
 in a sandbox of their own and within what is left of its time limit, on the inputs of comparer.py, whose
 answers are kept between runs (cache.py). `resource-grader compare` (grader/staff/compare.py) is the TAs' view
 of the same engine.
 """
 
+import importlib.util
 from pathlib import Path
 
+from grader import has_reference
 from grader.fingerprints.comparer import EXAMPLES, Comparer, prepare
 from grader.matches import FunctionMatch, Matches
 
@@ -49,6 +51,12 @@ class _DeadlineModule:
 
     def __getattr__(self, name: str):
         return self._deadline._guarded(getattr(self._module, name))
+
+
+def available() -> bool:
+    """Whether this tree has what the fingerprints need: the reference and the catalogue of mistakes (the course's
+    tree and the autograder zip; not the student release)."""
+    return has_reference() and importlib.util.find_spec("tests.mistakes") is not None
 
 
 def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:

@@ -12,6 +12,7 @@ import threading
 import pytest
 
 from grader import cluster
+from grader.job import Job
 
 pytest.importorskip("distributed", reason="the `cluster` extra (pip install -e '.[cluster]')")
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(120)]
@@ -19,10 +20,19 @@ pytestmark = [pytest.mark.meta, pytest.mark.timeout(120)]
 others_ended = threading.Event()  # module-level, as the task functions are: Dask pickles a task's function
 
 
-def grade_long_last(job):
+def tasks(names):
+    """What the engine hands out (a job and its submission's bytes), for submissions of these names."""
+    return [(Job(batch="b").of(name), b"") for name in names]
+
+
+def name_of(text):
+    return Job.from_json(text).name
+
+
+def grade_long_last(text, data):
     """The long task runs until the others have ended and returns how many tasks its worker held queued behind it
     at most (sampled every 10 ms); the others return at once."""
-    if job["name"] != "long":
+    if name_of(text) != "long":
         return 0
     from distributed import get_worker
 
@@ -32,8 +42,8 @@ def grade_long_last(job):
     return queued
 
 
-def grade_until_another_runs(job):
-    if job["name"] == "first":
+def grade_until_another_runs(text, data):
+    if name_of(text) == "first":
         return another_ran.wait(30)
     another_ran.set()
     return True
@@ -42,9 +52,9 @@ def grade_until_another_runs(job):
 another_ran = threading.Event()
 
 
-def grade_slowly(job):
-    threading.Event().wait(0.5 if job["name"] == "first" else 5)
-    return job["name"]
+def grade_slowly(text, data):
+    threading.Event().wait(0.5 if name_of(text) == "first" else 5)
+    return name_of(text)
 
 
 def test_a_long_grading_holds_up_no_other_task(monkeypatch):
@@ -55,7 +65,7 @@ def test_a_long_grading_holds_up_no_other_task(monkeypatch):
     names = ["long"] + [f"short{i}" for i in range(6)]
     ended, queued_behind = [], None
     with cluster.Engine(None, 2, 0) as engine:
-        for index, future in engine.completed([{"name": name, "batch": "b"} for name in names]):
+        for index, future in engine.completed(tasks(names)):
             ended.append(names[index])
             if names[index] == "long":
                 queued_behind = future.result()
@@ -73,7 +83,7 @@ def test_no_more_are_in_flight_than_threads_and_leaving_early_cancels_them(monke
         submitted = []
         submit = engine._submit
         monkeypatch.setattr(engine, "_submit", lambda job: submitted.append(submit(job)) or submitted[-1])
-        handed = engine.completed([{"name": name, "batch": "b"} for name in ("first", "second", "third")])
+        handed = engine.completed(tasks(("first", "second", "third")))
         index, future = next(handed)
         assert index == 0 and future is submitted[0]
         handed.close()
@@ -90,5 +100,5 @@ def test_a_worker_that_joins_while_every_thread_is_busy_takes_the_next_task(monk
     with cluster.Engine(None, 1, 0) as engine:
         threading.Timer(1.0, engine.cluster.scale, (2,)).start()
         results = {index: future.result() for index, future in
-                   engine.completed([{"name": name, "batch": "b"} for name in ("first", "second", "third")])}
+                   engine.completed(tasks(("first", "second", "third")))}
     assert results == {0: True, 1: True, 2: True}, "the first grading ran alone to its end"
