@@ -36,6 +36,7 @@ FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
 PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until {awaited})"
 PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
                  "earned once {awaited}.")
+FIXED_NOT_EARNED = "(fixed inputs not earned yet: {tests} passed, and earn once {awaited})"
 FIXED_WAITING = ("Its tests of fixed inputs ({tests}) passed, but a table of answers could pass them: their share is "
-                 "earned once the generated tests of the same function pass.")
+                 "earned once {awaited}: the generated tests of the same function and inputs.")
 MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

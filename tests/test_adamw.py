@@ -7,6 +7,8 @@ Oracles:
   without and with weight decay, so that a slip in the decay costs only the parts with it. The optimizer
   under test runs in a scenario (beside the code under test); torch's runs the same seeded trajectory in
   the test process.
+- Any Adam's first step: every coordinate with a gradient moves against it (whatever the formula's details):
+  the evidence that the tests below test an optimizer that steps.
 - Your own AdamW, for what is not the update's formula (a slip in the formula costs the tests above, not
   these): step(closure) steps exactly as the closure called first and step() after, calls it once and
   returns its loss; an optimizer built with other hyperparameters (groups' and defaults) and given the
@@ -72,9 +74,14 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
             assert not g, f"{what}: parameter {i} never had a gradient: it must get no state, got {sorted(g)}"
             continue
         assert g, f"{what}: parameter {i} had a gradient but has no state"
-        expect_int(g["step"], e["step"], what=f"{what}: state['step'] of parameter {i}", source=source,
-                   hint="count the steps in which this parameter had a gradient (a Python int)")
-        for key in ("exp_avg", "exp_avg_sq"):
+        missing = [key for key in ("step", "exp_avg", "exp_avg_sq") if key in e and key not in g]
+        assert not missing, (f"{what}: the state of parameter {i} has the keys {g['keys']}, not {missing}\n"
+                             f"  hint: keep state['step'] (a Python int), state['exp_avg'] and state['exp_avg_sq'], "
+                             f"as the docstring names them")
+        if "step" in e:  # your own AdamW compared with itself keeps whatever keys it keeps
+            expect_int(g["step"], e["step"], what=f"{what}: state['step'] of parameter {i}", source=source,
+                       hint="count the steps in which this parameter had a gradient (a Python int)")
+        for key in [key for key in ("exp_avg", "exp_avg_sq") if key in e]:
             assert g[key].dtype == e[key].dtype, f"{what}: state[{key!r}] of parameter {i} is {g[key].dtype}, " \
                                                  f"expected {e[key].dtype}"
             scale = max(1.0, e[key].abs().max().item()) if e[key].numel() else 1.0  # atol relative to the moment's size
@@ -192,6 +199,24 @@ def test_adamw_leaves_parameters_without_gradients_alone(impl, spec):
     assert torch.equal(got["params"][0], initial) and not got["state"][0], (
         f"AdamW on {spec}: parameter 0 never has a gradient, so it must not change (no weight decay either) and "
         f"get no state; got {got['params'][0]} (was {initial}), state keys {sorted(got['state'][0])}")
+
+
+@given(spec=adamw_trajectories("float64", weight_decay=False))
+def test_adamw_steps_each_parameter_against_its_gradient(impl, spec):
+    # What any Adam's first step does, whatever its formula's details (where eps goes, the bias corrections, a
+    # decay before or after): every coordinate with a gradient moves against it. The evidence that the plumbing
+    # tests (closure, groups, parameters without gradients, invalid hyperparameters, the audit), which compare
+    # your AdamW with itself, test an optimizer that steps: a slip in the formula costs the trajectories alone.
+    spec = dict(spec, steps=1, has_grad=[[True] * len(spec["shapes"])])
+    got = impl.run(scenarios.run, spec)
+    initial, [grads], _ = scenarios.make_problem(spec)
+    for i, (p, p0, g) in enumerate(zip(got["params"], initial, grads, strict=True)):
+        moved = torch.sign(p.double() - p0.detach().double())
+        wrong = (moved != -torch.sign(g.double())) & (g != 0)
+        assert not wrong.any(), (
+            f"AdamW on {spec}: after one step, parameter {i} moved {moved.tolist()} where its gradient's signs are "
+            f"{torch.sign(g).tolist()}\n  hint: step each parameter against m / (sqrt(v) + eps), m and v the moments "
+            f"of its gradient (the first step moves it by about lr against the gradient's sign)")
 
 
 @given(spec=adamw_trajectories("float32"))

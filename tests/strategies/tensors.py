@@ -2,6 +2,7 @@
 
 import math
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from tests.strategies import distinct_sizes
@@ -197,6 +198,16 @@ def _draw_op(draw, shape: tuple, name: str) -> tuple:
         indices = draw(st.lists(st.integers(0, shape[d] - 1), min_size=least, max_size=3)) if shape[d] else []
         return ("index", d, tuple(indices))
     raise ValueError(f"unknown op {name!r}")
+
+
+@st.composite
+def single_op(draw, name: str) -> tuple:
+    """(layout, [op]): a layout, and one op called `name` (TENSOR_OPS) that applies to it."""
+    layout = draw(tensor_layouts())
+    try:
+        return layout, [_draw_op(draw, layout[0], name)]
+    except LookupError:
+        reject()
 
 
 @st.composite
