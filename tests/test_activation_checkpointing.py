@@ -175,13 +175,13 @@ def expected_segments(layers: int, segments: int | None) -> list[int]:
     return sizes_by_tensor_split(layers, math.isqrt(layers - 1) + 1 if segments is None else segments)
 
 
-@given(case=sequential_cases(dropout=None))
+@given(case=sequential_cases(dropout=False))  # the RNG is checkpoint's dropout test's
 def test_checkpoint_sequential_matches_plain_backward(impl, case):
     spec, segments = case
     got = impl.run(scenarios.run_sequential, spec, segments)
     expect_same_run(got, oracles.plain_sequential(spec), spec,
                     what=f"checkpoint_sequential(<{spec['layers']} layers>, x, {segments}) on {spec}",
-                    source="the layers run one after the other", hint=GRAD_HINT, rng=True)
+                    source="the layers run one after the other", hint=GRAD_HINT)
 
 
 @given(case=sequential_cases())

@@ -171,8 +171,8 @@ PINNED_SINGLE_OPS = {
                (Z, [("narrow", 1, 0, 0)])],  # an empty dimension, narrowed from 0: nothing to count from the end
     "diagonal": [(M, [("diagonal", -1, 0, 1)])],  # below the main diagonal: along dim1 (diagonal_negative_offset)
     "unfold": [(M, [("unfold", 1, 2, 2)])],  # windows a step apart: the window's stride stays (unfold_window_...)
-    "unsqueeze": [(((2, 3, 4), (12, 4, 1), 0), [("unsqueeze", -1)]),  # -1: after the last (unsqueeze_negative_before)
-                  (((3, 4), (0, 1), 0), [("unsqueeze", 0)])],  # before a broadcast dimension: torch's own stride
+    "unsqueeze": [(((3, 4), (0, 1), 0), [("unsqueeze", 0)])],  # before a broadcast dimension: torch's own stride
+    "negative-dims": [(((2, 3, 4), (12, 4, 1), 0), [("unsqueeze", -1)])],  # after the last (unsqueeze_negative_before)
     "permute": [(((2, 3, 4), (12, 4, 1), 0), [("permute", (1, 2, 0))])],  # a cycle, not its own inverse
     "expand": [(ONES, [("expand", (2, 3, 4))])],  # size-1 dimensions expanded: stride 0 (expand_keeps_strides)
     "t": [(M, [("t",)])],  # 2-D: sizes and strides both reversed
@@ -180,13 +180,18 @@ PINNED_SINGLE_OPS = {
 }
 
 
-# one item per op: a slip in one op costs that op's share, and the fixed tests that use it wait for that item alone
-@pytest.mark.parametrize("op", TENSOR_OPS)
+# One item per op, its dimensions counted from the start, and one of ops whose dimensions are written from the end
+# (-1: the last): a slip in one op, or in negative dimensions, costs that share, and the fixed tests that use the
+# op wait for its item alone.
+@pytest.mark.parametrize("op", [*TENSOR_OPS, "negative-dims"])
 @given(case=st.data())
 @example(case=PINNED)
 def test_single_ops_match_torch(impl, op, case):
-    for layout, ops in pinned_or_drawn(case, PINNED_SINGLE_OPS.get(op, []), single_op(op), "layout and op"):
-        expect_view_result(impl, layout, ops, hint=HINTS[op])
+    drawn = single_op(None if op == "negative-dims" else op)
+    for layout, ops in pinned_or_drawn(case, PINNED_SINGLE_OPS.get(op, []), drawn, "layout and op"):
+        hint = HINTS[ops[0][0]] + ("; a negative dimension counts from the end (-1: the last; for unsqueeze, "
+                                   "after the last)" if op == "negative-dims" else "")
+        expect_view_result(impl, layout, ops, hint=hint)
 
 
 # Fixed edge cases of every op, run by every profile (the local grade's fixed inputs included): what each

@@ -8,6 +8,8 @@ from tests.mistakes import Mistake
 def _split(inputs, targets, m):
     if m < 1:
         raise ValueError(f"micro_batch_size must be >= 1, got {m}")
+    if inputs.shape[0] == 0:
+        raise ValueError("an empty batch")
     return [(inputs[s : s + m], targets[s : s + m]) for s in range(0, inputs.shape[0], m)]
 
 

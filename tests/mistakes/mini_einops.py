@@ -93,6 +93,8 @@ def einsum_sums_shared_axes(*tensors_and_pattern):
     # the "repeated index is summed" rule of textbook notation: an axis in two inputs is summed even when
     # the output keeps it (and broadcast back to its length)
     *tensors, pattern = tensors_and_pattern
+    if "->" not in pattern:
+        return ref.einsum(*tensors, pattern)
     inputs, output = _einsum_parts(pattern)
     full = ref.einsum(*tensors, pattern)
     if "..." in output:
@@ -106,13 +108,14 @@ def einsum_sums_shared_axes(*tensors_and_pattern):
 def einsum_output_in_input_order(*tensors_and_pattern):
     # the output axes come out in the order they first appear in the inputs, whatever the pattern says
     *tensors, pattern = tensors_and_pattern
+    right = ref.einsum(*tensors, pattern)  # what the pattern rejects, it rejects as the reference does
     inputs, output = _einsum_parts(pattern)
     seen = [a for axes in inputs for a in axes]
     ordered = sorted(output, key=lambda a: seen.index(a) if a in seen else len(seen))
     try:
         return ref.einsum(*tensors, pattern.partition("->")[0] + "-> " + " ".join(ordered))
     except ref.EinopsError:
-        return ref.einsum(*tensors, pattern)
+        return right
 
 
 def reduce_keeps_ellipsis(tensor, pattern, reduction, **axes_lengths):

@@ -239,12 +239,11 @@ OUTPUT_ORDERS = ("kept", "reordered")
 
 
 def output_order(pattern: str) -> str:
-    """"kept" where an einsum pattern's output axes come in the order they first appear in its inputs (or there
-    are fewer than two), else "reordered"."""
+    """"kept" where an einsum pattern's output axes ("..." among them) come in the order they first appear in
+    its inputs (or there are fewer than two), else "reordered"."""
     inputs_text, _, output_text = pattern.partition("->")
-    seen = [a for axes in inputs_text.split(",") for a in axes.split() if a != _DOTS]
-    named = [a for a in output_text.split() if a != _DOTS]
-    order = [seen.index(a) if a in seen else len(seen) for a in named]
+    seen = [a for axes in inputs_text.split(",") for a in axes.split()]
+    order = [seen.index(a) if a in seen else len(seen) for a in output_text.split()]
     return "kept" if order == sorted(order) else "reordered"
 
 
@@ -275,18 +274,18 @@ def einsum_specs(draw, n_inputs: int | None = None, order: str | None = None) ->
             shape[at:at] = [1 if draw(st.integers(0, 3)) == 0 else d for d in own]
         inputs.append(axes)
         shapes.append(shape)
-    seen = [a for axes in inputs for a in axes if a != _DOTS]
-    used = sorted(set(seen), key=names.index)
+    seen = [a for axes in inputs for a in axes]
+    used = sorted({a for a in seen if a != _DOTS}, key=names.index)
     output = draw(st.permutations([a for a in used if draw(st.booleans())]))
-    if order == "kept":
-        output.sort(key=seen.index)
-    elif order == "reordered":
+    if order == "reordered":
         if len(output) < 2:  # two axes kept at least, so that they can come in another order
             output = sorted(set(output) | set(sorted(used, key=seen.index)[:2]), key=seen.index)
         if output == sorted(output, key=seen.index):
             output.reverse()
-    if any(_DOTS in axes for axes in inputs) and draw(st.booleans()):
+    if _DOTS in seen and draw(st.booleans()):
         output.insert(draw(st.integers(0, len(output))), _DOTS)
+    if order == "kept":
+        output.sort(key=seen.index)
     pattern = ", ".join(" ".join(axes) for axes in inputs) + " -> " + " ".join(output)
     return {"kind": "einsum", "pattern": pattern, "shapes": shapes, "axes_lengths": {}, "reduction": "",
             "dtype": draw(st.sampled_from(["float32", "float64"])), "seed": draw(st.integers(0, 2**16)),
