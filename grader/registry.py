@@ -132,7 +132,7 @@ IEEE_SMALL = ("test_quantize_small_formats_against_brute_force[e4m3_ieee]",
 NVFP4 = "test_nvfp4_quantize_grid_scales_and_nearest_values"
 ADAM_STEPS = "test_adamw_steps_each_parameter_against_its_gradient"  # any Adam steps: the plumbing's evidence
 RECOMPUTED = "test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice[recompute]"  # a checkpoint reruns fn
-SEGMENTS_RECOMPUTED = "test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment"
+SEGMENTS_RECOMPUTED = "test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment[given]"
 BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "tensors": (
         B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op, against torch, in "
@@ -511,8 +511,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("audit: checkpoint without torch.utils.checkpoint", "the same gradients and recomputations with the "
           "oracle unusable", 0.5, ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",),
           requires=RECOMPUTED),
-        B("checkpoint_sequential: segments recomputed", "keeps segment inputs only, recomputes each segment once",
-          0.75, ("test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment",)),
+        B("checkpoint_sequential: segments recomputed", "keeps segment inputs only, recomputes each segment once; "
+          "in two parts: segments given, and the default", 0.75,
+          ("test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment",)),
         B("checkpoint_sequential: gradients", "equal a plain backward", 0.25,
           ("test_checkpoint_sequential_matches_plain_backward",)),
         B("segments", "default ceil(sqrt(L)), sizes like tensor_split, invalid counts raise", 0.25,

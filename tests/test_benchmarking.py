@@ -52,13 +52,13 @@ def close(got, expected, rel=REL, abs_=ABS) -> bool:
     return type(got) in (int, float) and math.isclose(got, expected, rel_tol=rel, abs_tol=abs_)
 
 
-def expect_times(got, expected: dict, what: str) -> None:
+def expect_times(got, expected: dict, what: str, source: str = "the fake device's clock", hint: str = ORDER_HINT
+                 ) -> None:
     assert type(got).__name__ == "Timing", f"{what} should return a Timing (assignment.given), got {got!r}"
     times = list(got.times)
     assert len(times) == len(expected["times"]) and all(
         close(g, e) for g, e in zip(times, expected["times"], strict=True)), (
-        f"{what}: per-trial times {times}, expected {expected['times']} (the fake device's clock)\n"
-        f"  hint: {ORDER_HINT}")
+        f"{what}: per-trial times {times}, expected {expected['times']} ({source})\n  hint: {hint}")
 
 
 def expect_statistics(got, expected: dict, what: str, source: str | None = None, only: str | None = None) -> None:
@@ -76,7 +76,8 @@ def expect_statistics(got, expected: dict, what: str, source: str | None = None,
 
 
 def expect_timing(got, expected: dict, what: str) -> None:
-    expect_times(got, expected, what)
+    """summarize's whole Timing (its worked examples, the reference's): no call order is involved."""
+    expect_times(got, expected, what, source="the times given", hint="keep the times as given, in their order")
     expect_statistics(got, expected, what)
 
 
@@ -117,7 +118,8 @@ def test_summarize_matches_statistics(impl, field, times):
     expected = {"times": times, "mean": statistics.fmean(times), "median": statistics.median(times),
                 "std": statistics.pstdev(times)}
     if field == "times":
-        expect_times(got, expected, call_text("summarize", times))
+        expect_times(got, expected, call_text("summarize", times), source="the times given",
+                     hint="keep the times as given, in their order, as a tuple")
     else:
         expect_statistics(got, expected, call_text("summarize", times), only=field)
 

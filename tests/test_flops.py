@@ -51,9 +51,24 @@ def expect_counter(impl, spec: dict, scenario=scenarios.count) -> None:
     differing = sorted(op for op in set(got["by_op"]) | set(expected["by_op"])
                        if got["by_op"].get(op) != expected["by_op"].get(op))
     expect_equal(got["by_op"], expected["by_op"], what=f"{what}: by_op", source=ORACLE,
-                 hint=f"wrong for {', '.join(differing)}: check those ops' formulas and their batch dimension")
+                 hint=counter_hint(got["by_op"], expected["by_op"], differing))
     expect_int(got["total"], expected["total"], what=f"{what}: total", source=ORACLE,
                hint="total is the sum of by_op")
+
+
+def counter_hint(got: dict, expected: dict, differing: list[str]) -> str:
+    """What a wrong by_op is, from the evidence: every count exactly half (multiply-adds counted), or twice, the
+    oracle's; else which ops differ."""
+    def ratio(op):
+        g, e = got.get(op), expected.get(op)
+        return g / e if isinstance(g, int) and isinstance(e, int) and e else None
+
+    ratios = {ratio(op) for op in differing}
+    if ratios == {0.5} and set(got) == set(expected):
+        return f"every count is half FlopCounterMode's: you count multiply-adds (MACs); {HINT_MACS}"
+    if ratios == {2.0} and set(got) == set(expected):
+        return "every count is twice FlopCounterMode's: a multiply-add is 2 FLOPs, counted once"
+    return f"wrong for {', '.join(differing)}: check those ops' formulas and their batch dimension"
 
 
 def transformer_spec(config, batch, seq, backward=False) -> dict:

@@ -30,7 +30,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests import oracles
-from tests.checks import call_text
+from tests.checks import Shown, call_text
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import gradient_accumulation as scenarios
 from tests.strategies.gradient_accumulation import grad_accum_specs, split_of
@@ -45,7 +45,9 @@ HINT = ("clear stale gradients first; scale micro-batch i's mean loss by n_i/N (
 def describe(spec: dict) -> str:
     n, m = spec["batch"], spec["micro_batch_size"]
     sizes = [min(m, n - start) for start in range(0, n, m)]
-    return (f"{call_text('accumulate_gradients', '<model>', spec['loss'], f'<{n} examples>', '<targets>', m)} on "
+    loss = Shown(f"<{'MSE' if spec['loss'] == 'mse' else 'cross-entropy'} loss>")
+    call = call_text("accumulate_gradients", Shown("<model>"), loss, Shown(f"<{n} examples>"), Shown("<targets>"), m)
+    return (f"{call} on "
             f"{spec} (micro-batches of {sizes} examples)")
 
 

@@ -82,6 +82,18 @@ def test_tensor_bytes_matches_torch(impl, shape, dtype):
 BIG_DTYPES = (torch.float32, torch.bfloat16, torch.float8_e4m3fn, torch.float4_e2m1fn_x2, torch.complex64)
 
 
+def bytes_hint(got, elements: int, dtype: torch.dtype) -> str:
+    """What a wrong count of bytes is, from the evidence: a whole number of bytes per element other than torch's
+    (the element size), or not (a float product rounds beyond 2^53)."""
+    size = element_bytes(dtype)
+    if type(got) is int and elements and got % elements == 0 and got // elements != size:
+        kind = ("a complex element is two floats" if dtype.is_complex else
+                "a packed dtype's element is the packed byte" if "x2" in str(dtype) or "x4" in str(dtype) else
+                "dtype.itemsize")
+        return f"{got // elements} bytes per element: torch's {dtype} element is {size} bytes ({kind})"
+    return "multiply the sizes as Python ints: a float product rounds beyond 2^53 (allocating this many bytes fails)"
+
+
 @given(sizes=big_sizes(3), dtype=st.sampled_from(BIG_DTYPES))
 @example(sizes=[2, 3, 5], dtype=torch.float32)  # small first: the first failure shown is the smallest
 @every({"sizes": [2**31 + 1, 2**31 + 3, 7]}, dtype=BIG_DTYPES)
@@ -90,9 +102,9 @@ BIG_DTYPES = (torch.float32, torch.bfloat16, torch.float8_e4m3fn, torch.float4_e
 def test_tensor_bytes_allocates_nothing(impl, sizes, dtype):
     # petabytes and beyond: allocating them fails, and a float product would round
     shape = tuple(sizes)
-    expect_int(impl.memory.tensor_bytes(shape, dtype), sizes[0] * sizes[1] * sizes[2] * element_bytes(dtype),
-               what=call_text("tensor_bytes", shape, dtype), source="exact integer product",
-               hint="multiply Python ints; do not allocate a tensor")
+    got = impl.memory.tensor_bytes(shape, dtype)
+    expect_int(got, sizes[0] * sizes[1] * sizes[2] * element_bytes(dtype), what=call_text("tensor_bytes", shape, dtype),
+               source="exact integer product", hint=bytes_hint(got, sizes[0] * sizes[1] * sizes[2], dtype))
 
 
 def test_tensor_bytes_lecture_example(impl):
