@@ -56,6 +56,64 @@ HINT = ("PyTorch's order: decay p by (1 - lr*weight_decay) first, then the momen
         "1 - beta^t, eps added outside the square root")
 
 
+# AdamW's forms that other texts use, and what each changes: a trajectory that is one of them is named in the hint
+FORMS = {
+    "eps before the bias correction": "your eps is added to sqrt(v) before the bias correction (lr * sqrt(1 - "
+                                      "beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps)): add it to sqrt(v_hat), "
+                                      "after the correction, as torch does",
+    "eps inside the square root": "your eps is inside the square root: add it outside, to sqrt(v_hat)",
+    "decay after the update": "your weight decay comes after the update: decay p by (1 - lr*weight_decay) first",
+    "no bias correction": "the bias corrections are missing: m_hat = m / (1 - beta1^t), v_hat = v / (1 - beta2^t)",
+    "L2 in the gradient": "your weight decay is added to the gradient (L2, Adam's): AdamW decays the parameter "
+                          "itself, apart from the moments",
+}
+
+
+def emulated_form(spec: dict, form: str) -> list[torch.Tensor]:
+    """The spec's trajectory (a plain one: no closure, no schedule) under one of FORMS, in the parameters' dtype."""
+    params, grads, _ = scenarios.make_problem(spec)
+    group_of = {i: g for g in spec["groups"] for i in g["params"]}
+    values = [p.detach().clone() for p in params]
+    moments: dict[int, tuple] = {}
+    for step_grads in grads:
+        for i, g in enumerate(step_grads):
+            if g is None:
+                continue
+            group = group_of[i]
+            lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            m, v, t = moments.get(i, (torch.zeros_like(g), torch.zeros_like(g), 0))
+            p, t = values[i], t + 1
+            if form == "L2 in the gradient":
+                g = g + decay * p
+            elif form != "decay after the update":
+                p = p * (1 - lr * decay)
+            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+            c1, c2 = (1.0, 1.0) if form == "no bias correction" else (1 - beta1**t, 1 - beta2**t)
+            if form == "eps before the bias correction":
+                p = p - lr * c2**0.5 / c1 * m / (v.sqrt() + eps)
+            elif form == "eps inside the square root":
+                p = p - lr / c1 * m / (v / c2 + eps).sqrt()
+            else:
+                p = p - lr / c1 * m / ((v / c2).sqrt() + eps)
+            if form == "decay after the update":
+                p = p - lr * decay * p
+            values[i], moments[i] = p, (m, v, t)
+    return values
+
+
+def formula_hint(got: dict, spec: dict, rtol: float, atol: float) -> str:
+    """What the update's formula gets wrong, where the trajectory is one of FORMS; else the general hint."""
+    if spec["dtype"] not in ("float64", "float32") or spec.get("state_dtype") or "lrs" in spec or spec.get("closure"):
+        return HINT
+    for form, hint in FORMS.items():
+        emulated = emulated_form(spec, form)
+        if all(torch.allclose(g, e, rtol=rtol, atol=atol) for g, e in zip(got["params"], emulated, strict=True)):
+            expected = oracles.torch_trajectory(spec)["params"]
+            if not all(torch.allclose(e, x, rtol=rtol, atol=atol) for e, x in zip(emulated, expected, strict=True)):
+                return hint  # the form differs from torch's here, and yours is it
+    return HINT
+
+
 def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hint: str = HINT,
                       tolerances: tuple[float, float] | None = None, state_tolerances=None, where: str = "",
                       equal_nan: bool = False) -> None:
@@ -68,7 +126,8 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
         assert g.dtype == e.dtype and g.shape == e.shape, (
             f"{what}: parameter {i} should stay {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
         torch.testing.assert_close(g, e, rtol=rtol, atol=atol, equal_nan=equal_nan, msg=lambda m, i=i: (
-            f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: {hint}"))
+            f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: "
+            f"{formula_hint(got, spec, rtol, atol) if hint is HINT else hint}"))
     for i, (g, e) in enumerate(zip(got["state"], expected["state"], strict=True)):
         if not e:
             assert not g, f"{what}: parameter {i} never had a gradient: it must get no state, got {sorted(g)}"

@@ -19,7 +19,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.registry import BY_ID
+from grader.registry import BY_ID, selector
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,11 +49,19 @@ def behaviours_of(problem: str, tests: list[str]) -> set[str]:
     return {owner[test.partition("[")[0]] for test in tests}
 
 
+def waited_for(problem: str, behaviour) -> set[str]:
+    """The behaviours of `problem` whose tests `behaviour`'s gates name (grader/registry.py `requires`, `fixed`)."""
+    owner = {test: b.name for b in BY_ID[problem].behaviours for test in b.tests}
+    texts = (*behaviour.requires, *(w for waits in behaviour.fixed.values() for w in waits))
+    return {owner[selector(text)[0]] for text in texts}
+
+
 def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
-    """`behaviours` and every behaviour that waits for one of them (`requires`), however indirectly: what a run
-    that fails those can lose."""
+    """`behaviours` and every behaviour with a test that waits for one of theirs (a gate: `requires`, `fixed`),
+    however indirectly: what a run that fails those can lose, at most (a gate names a region: a test of another
+    region of the same behaviour failing holds back nothing)."""
     lost = set(behaviours)
-    while waiting := {b.name for b in BY_ID[problem].behaviours if b.name not in lost and lost & set(b.requires)}:
+    while waiting := {b.name for b in BY_ID[problem].behaviours if b.name not in lost and lost & waited_for(problem, b)}:
         lost |= waiting
     return lost
 

@@ -56,6 +56,43 @@ def rearrange_message_without_shape(tensor, pattern, **axes_lengths):
         raise ref.EinopsError(f'bad rearrange pattern "{pattern}"') from None
 
 
+def _shapes_as_torch_sizes(error: Exception, shapes: list) -> Exception:
+    """The error's message with each input shape as torch prints it, torch.Size([2, 3]), not as the tuple (2, 3):
+    `str(tensor.shape)` where `str(tuple(tensor.shape))` is meant."""
+    message = str(error)
+    for shape in shapes:
+        message = message.replace(str(tuple(shape)), str(torch.Size(shape)))
+    return ref.EinopsError(message)
+
+
+def rearrange_size_in_message(tensor, pattern, **axes_lengths):
+    try:
+        return ref.rearrange(tensor, pattern, **axes_lengths)
+    except ref.EinopsError as error:
+        raise _shapes_as_torch_sizes(error, [tensor.shape] if isinstance(tensor, torch.Tensor) else []) from None
+
+
+def reduce_size_in_message(tensor, pattern, reduction, **axes_lengths):
+    try:
+        return ref.reduce(tensor, pattern, reduction, **axes_lengths)
+    except ref.EinopsError as error:
+        raise _shapes_as_torch_sizes(error, [tensor.shape] if isinstance(tensor, torch.Tensor) else []) from None
+
+
+def repeat_size_in_message(tensor, pattern, **axes_lengths):
+    try:
+        return ref.repeat(tensor, pattern, **axes_lengths)
+    except ref.EinopsError as error:
+        raise _shapes_as_torch_sizes(error, [tensor.shape] if isinstance(tensor, torch.Tensor) else []) from None
+
+
+def einsum_size_in_message(*tensors_and_pattern):
+    try:
+        return ref.einsum(*tensors_and_pattern)
+    except ref.EinopsError as error:
+        raise _shapes_as_torch_sizes(error, [t.shape for t in tensors_and_pattern[:-1]]) from None
+
+
 def _uncached(function):
     def parse_every_call(tensor, pattern, *args, **axes_lengths):
         try:
@@ -168,6 +205,9 @@ MISTAKES = [
        rearrange=rearrange_torch_errors_escape),
     _m("message_without_shape", "the EinopsError names the pattern but not the input shape",
        rearrange=rearrange_message_without_shape),
+    _m("shapes_as_torch_size", "the EinopsError shows each input shape as torch.Size([2, 3]), not as (2, 3)",
+       rearrange=rearrange_size_in_message, reduce=reduce_size_in_message, repeat=repeat_size_in_message,
+       einsum=einsum_size_in_message),
     _m("parse_every_call", "the pattern is parsed on every call (no cache)", rearrange=_uncached(ref.rearrange),
        reduce=_uncached(ref.reduce), repeat=_uncached(ref.repeat)),
     _m("duplicates_accepted", "no check for a name twice on one side", rearrange=rearrange_accepts_duplicates),
@@ -214,6 +254,7 @@ COSTS = {
                             "error messages"),
     "einsum_output_order": ("any pattern: raise or match like einops", "classic calls", "einsum", "error messages",
                             "near misses raise like einops"),
+    "shapes_as_torch_size": ("error messages",),
     "list_unsupported": ("a list of tensors", "error messages"),
     "list_concatenated": ("a list of tensors", "error messages"),
 }
