@@ -118,7 +118,7 @@ PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
 B = Behaviour
 TENSOR_OPS = ("slice", "narrow", "select", "diagonal", "unfold", "transpose", "t", "permute", "unsqueeze", "squeeze",
               "expand", "view", "reshape", "flatten", "contiguous", "index")  # tests/strategies/tensors.py's ops
-F64_EVEN = "test_accumulated_gradient_is_the_full_batch_gradient_float64"  # gradient_accumulation's even splits
+F64_EVEN = "test_accumulated_gradient_is_the_full_batch_gradient_float64[gradients]"  # gradient_accumulation's
 # mini_einops' classic calls: (operation, the part of its generated tests that draws such calls, that part)
 MINI_EINOPS_PARTS = (
     *((kind, part, f"test_{kind}_matches_einops[{part}]") for kind in ("rearrange", "reduce")
@@ -478,19 +478,20 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "plain backward on one micro-batch, and falls as it shrinks: what sets accumulation apart from one "
           "full-batch backward", 1.5, ("test_saved_activations_peak_falls_with_the_micro_batch",),
           requires=F64_EVEN),
-        B("the full-batch gradient, float64", "accumulated gradients against one full-batch backward, on even "
-          "splits (every micro-batch the same size)", 1.5,
+        B("the full-batch gradient, float64", "accumulated gradients, and the loss returned, against one "
+          "full-batch backward, on even splits (every micro-batch the same size): a part each", 1.5,
           ("test_accumulated_gradient_is_the_full_batch_gradient_float64",)),
         B("the full-batch gradient, float32", "the same in float32", 0.25,
           ("test_accumulated_gradient_is_the_full_batch_gradient_float32",)),
         B("uneven splits", "generated uneven splits of a batch (the last micro-batch smaller, or the only one), "
           "for MSE and cross-entropy", 0.75, ("test_uneven_splits_give_the_full_batch_gradient",)),
-        B("train_step", "one accumulated step is a full-batch SGD step", 0.5,
+        B("train_step", "one accumulated step is a full-batch SGD step: the parameters, and the losses returned, a "
+          "part each", 0.5,
           ("test_train_step_is_a_full_batch_sgd_step",)),
         B("no gradient left, invalid sizes", "no .grad is left behind after train_step; zero or negative "
           "micro-batch sizes raise ValueError", 0.25,
           ("test_train_step_leaves_no_gradient_behind", "test_invalid_micro_batch_size_raises_value_error",
-           "test_documented_errors_are_raised"), requires="test_train_step_is_a_full_batch_sgd_step",
+           "test_documented_errors_are_raised"), requires="test_train_step_is_a_full_batch_sgd_step[parameters]",
           fixed={"test_invalid_micro_batch_size_raises_value_error": F64_EVEN,
                  "test_documented_errors_are_raised": F64_EVEN}),
         B("differential: accumulate_gradients", "against the reference", 0.25, ("test_accumulate_matches_reference",)),

@@ -5,6 +5,7 @@ secret, fingerprints off), and its points read row by row from results.json.
     python -m tests.meta.fairness gradient_accumulation --mistake one_over_k
     python -m tests.meta.fairness tensors --file my_tensors.py
     python -m tests.meta.fairness benchmarking --mistake sample_std --mistake warmup_timed   # one grading each
+    python -m tests.meta.fairness --honest [NAME ...]   # the honest corpus: each case and its slips
 
 Each grading prints the problem's score and the rows that lost points (earned / worth, and how many of their tests
 passed): a row that lost points while every test of it passed lost them to a gate. The honest corpus
@@ -12,6 +13,7 @@ passed): a row that lost points while every test of it passed lost them to a gat
 """
 
 import argparse
+import ast
 import json
 import subprocess
 import sys
@@ -59,6 +61,72 @@ def grade(problem: str, source: str, timeout: float = 900) -> dict[str, Row]:
     return rows
 
 
+HONEST = ROOT / "tests" / "meta" / "honest"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A module of the honest corpus (tests/meta/honest/), as written or with one slip: what it must score at least,
+    and the rows it may lose points in (any other row must earn in full)."""
+
+    name: str
+    problem: str
+    source: str
+    score: float
+    may_lose: tuple[str, ...]
+
+
+def _constant(tree: ast.Module, name: str, default=None):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return default
+
+
+def _without(text: str, tree: ast.Module, names: tuple[str, ...]) -> str:
+    """`text` with its top-level assignments to `names` cut out."""
+    lines = text.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) in names for t in node.targets):
+            del lines[node.lineno - 1:node.end_lineno]
+    return "".join(lines)
+
+
+def honest_cases() -> list[Case]:
+    """Every case of the corpus: each module with a CASE ({"problem", "score", "may_lose"}), then each of its SLIPS
+    (name -> (text, the text replacing it, the rows the slip may cost)), the score what the others leave."""
+    from grader.registry import BY_ID
+
+    cases = []
+    for path in sorted(HONEST.glob("*.py")):
+        text = path.read_text()
+        tree = ast.parse(text)
+        case = _constant(tree, "CASE")
+        if case is None:
+            continue
+        source = _without(text, tree, ("CASE", "SLIPS"))  # what is graded: the module, not what it says of itself
+        may_lose = tuple(case.get("may_lose", ()))
+        cases.append(Case(path.stem, case["problem"], source, case["score"], may_lose))
+        points = {b.name: b.points for b in BY_ID[case["problem"]].behaviours}
+        for slip, (old, new, costs) in _constant(tree, "SLIPS", {}).items():
+            assert source.count(old) == 1, f"{path.name}: slip {slip}: {old!r} occurs {source.count(old)} times"
+            lost = tuple(dict.fromkeys((*may_lose, *costs)))
+            cases.append(Case(f"{path.stem}:{slip}", case["problem"], source.replace(old, new),
+                              case["score"] - sum(points[row] for row in costs if row not in may_lose), lost))
+    return cases
+
+
+def unfair(case: Case, rows: dict[str, Row]) -> list[str]:
+    """What is wrong with a grading of `case`: a row it may not lose that lost points, a score under its own."""
+    faults = [f"{r.name}: {r.score:.4g} of {r.points:g} ({len(r.failed)} of {len(r.tests)} tests failed"
+              f"{': a gate' if not r.failed else ''})" for r in rows.values()
+              if r.lost > 1e-9 and r.name not in case.may_lose]
+    score = sum(r.score for r in rows.values())
+    if score < case.score - 1e-6:
+        faults.append(f"scored {score:.4g}, under the {case.score:.4g} it must reach")
+    return faults
+
+
 def report(rows: dict[str, Row]) -> str:
     """The score, then each row that lost points: earned / worth, tests passed, and "(gate)" where every test of it
     passed."""
@@ -74,12 +142,26 @@ def report(rows: dict[str, Row]) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("problem")
+    parser.add_argument("problem", nargs="?")
+    parser.add_argument("--honest", nargs="*", metavar="NAME",
+                        help="grade the honest corpus's cases (those whose name starts with a NAME; all without)")
     parser.add_argument("--mistake", action="append", default=[],
                         help="a catalogued mistake (tests/mistakes/<problem>.py) planted in the reference: one grading "
                              "each (repeatable)")
     parser.add_argument("--file", action="append", default=[], type=Path, help="a module to grade (repeatable)")
     options = parser.parse_args(argv)
+    if options.honest is not None:
+        bad = 0
+        for case in honest_cases():
+            if options.honest and not case.name.startswith(tuple(options.honest)):
+                continue
+            rows = grade(case.problem, case.source)
+            faults = unfair(case, rows)
+            bad += bool(faults)
+            print(f"{case.name}: {report(rows)}" + "".join(f"\n    UNFAIR: {f}" for f in faults), flush=True)
+        return 1 if bad else 0
+    if not options.problem:
+        parser.error("a problem, or --honest")
     from tests.mistakes import planted_source
 
     cases = [(f"{options.problem}:{m}", planted_source(options.problem, [m])) for m in options.mistake]
