@@ -114,20 +114,38 @@ def formula_hint(got: dict, spec: dict, rtol: float, atol: float) -> str:
     return HINT
 
 
+PARTS = pytest.mark.parametrize("part", ["parameters", "state"])  # what a step leaves: a share each
+
+
 def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hint: str = HINT,
                       tolerances: tuple[float, float] | None = None, state_tolerances=None, where: str = "",
-                      equal_nan: bool = False) -> None:
+                      equal_nan: bool = False, part: str | None = None) -> None:
     """`where` names the spec among several in one falsifying example ("specs[1] of ...: "); `equal_nan`: a NaN
-    matches a NaN (the audit compares your code with itself, whatever its values)."""
+    matches a NaN (the audit compares your code with itself, whatever its values); `part`: the parameters (and the
+    closures' losses) alone, or the state alone; None, both."""
     rtol, atol = tolerances or TOLERANCES[spec["dtype"]]
     s_rtol, s_atol = state_tolerances or (rtol, atol)
     what = f"{where}AdamW on the trajectory {spec}"
+    if part != "state":
+        _expect_parameters(got, expected, spec, source, hint, rtol, atol, what, equal_nan)
+    if part != "parameters":
+        _expect_state(got, expected, source, s_rtol, s_atol, what, equal_nan)
+
+
+def _expect_parameters(got, expected, spec, source, hint, rtol, atol, what, equal_nan) -> None:
     for i, (g, e) in enumerate(zip(got["params"], expected["params"], strict=True)):
         assert g.dtype == e.dtype and g.shape == e.shape, (
             f"{what}: parameter {i} should stay {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
         torch.testing.assert_close(g, e, rtol=rtol, atol=atol, equal_nan=equal_nan, msg=lambda m, i=i: (
             f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: "
             f"{formula_hint(got, spec, rtol, atol) if hint is HINT else hint}"))
+    for g, e in zip(got["losses"], expected["losses"], strict=True):
+        same_nan = equal_nan and type(g) is float and math.isnan(g) and math.isnan(e)
+        assert type(g) is float and (math.isclose(g, e, rel_tol=rtol, abs_tol=atol) or same_nan), (
+            f"{what}: step(closure) should return the closure's loss {e!r}, got {g!r}")
+
+
+def _expect_state(got, expected, source, s_rtol, s_atol, what, equal_nan) -> None:
     for i, (g, e) in enumerate(zip(got["state"], expected["state"], strict=True)):
         if not e:
             assert not g, f"{what}: parameter {i} never had a gradient: it must get no state, got {sorted(g)}"
@@ -147,10 +165,6 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
             torch.testing.assert_close(g[key], e[key], rtol=s_rtol, atol=s_atol * scale, equal_nan=equal_nan,
                                        msg=lambda m, i=i, key=key: (
                 f"{what}: state[{key!r}] of parameter {i} differs from {source}\n{m}"))
-    for g, e in zip(got["losses"], expected["losses"], strict=True):
-        same_nan = equal_nan and type(g) is float and math.isnan(g) and math.isnan(e)
-        assert type(g) is float and (math.isclose(g, e, rel_tol=rtol, abs_tol=atol) or same_nan), (
-            f"{what}: step(closure) should return the closure's loss {e!r}, got {g!r}")
 
 
 # -- the update, against torch.optim.AdamW ----------------------------------------------------------------
@@ -158,35 +172,39 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
 DECAY = pytest.mark.parametrize("decay", [False, True], ids=["no-weight-decay", "weight-decay"])  # a share each
 
 
-def expect_float64_trajectories(impl, specs: list) -> None:
+def expect_float64_trajectories(impl, specs: list, part: str) -> None:
     got = impl.run(scenarios.run_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
         expect_trajectory(g, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW",
-                          where=f"specs[{j}] of the falsifying example: ")
+                          where=f"specs[{j}] of the falsifying example: ", part=part)
 
 
 # Three trajectories per example: the ci profile's 40 examples check 120 for each test.
+@PARTS
 @given(specs=st.lists(adamw_trajectories("float64", weight_decay=False), min_size=3, max_size=3))
-def test_adamw_matches_torch_float64_without_weight_decay(impl, specs):
-    expect_float64_trajectories(impl, specs)
+def test_adamw_matches_torch_float64_without_weight_decay(impl, part, specs):
+    expect_float64_trajectories(impl, specs, part)
 
 
+@PARTS
 @given(specs=st.lists(adamw_trajectories("float64", weight_decay=True), min_size=3, max_size=3))
-def test_adamw_matches_torch_float64_with_weight_decay(impl, specs):
-    expect_float64_trajectories(impl, specs)
+def test_adamw_matches_torch_float64_with_weight_decay(impl, part, specs):
+    expect_float64_trajectories(impl, specs, part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_matches_torch_float32(impl, decay, data):
+def test_adamw_matches_torch_float32(impl, decay, part, data):
     spec = data.draw(adamw_trajectories("float32", weight_decay=decay), label="spec")
     got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW", part=part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_bf16_params_default_state_like_torch(impl, decay, data):
+def test_adamw_bf16_params_default_state_like_torch(impl, decay, part, data):
     spec = data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec")
     # state_dtype=None: the moments in the parameter's dtype, as torch keeps them.
     # Every op rounds to bf16 here, so a different (correct) order of operations moves each step by a few bf16
@@ -195,18 +213,20 @@ def test_adamw_bf16_params_default_state_like_torch(impl, decay, data):
     max_lr = max(g["lr"] for g in spec["groups"])
     expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW on bf16 parameters",
                       hint=HINT + "; with state_dtype=None the moments are in the parameter's dtype",
-                      tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6))
+                      tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6),
+                      part=part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_bf16_params_fp32_state(impl, decay, data):
+def test_adamw_bf16_params_fp32_state(impl, decay, part, data):
     spec = dict(data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec"), state_dtype="float32")
     got = impl.run(scenarios.run, spec)
     expected = oracles.emulated_fp32_state_trajectory(spec)
     expect_trajectory(got, expected, spec, source="torch.optim.AdamW on a float32 copy rounded to bf16 every step",
                       hint="moments in float32; compute the update in float32 and round it into the bf16 "
-                           "parameter once per step", state_tolerances=(1e-5, 1e-7))
+                           "parameter once per step", state_tolerances=(1e-5, 1e-7), part=part)
 
 
 # -- what is not the formula, against your own AdamW: bit for bit -------------------------------------------

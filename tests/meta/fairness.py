@@ -77,10 +77,19 @@ class Case:
 
 
 def _constant(tree: ast.Module, name: str, default=None):
+    """The value of the module's top-level `name = ...`: a literal, or an expression of the literals and names of
+    the module's earlier such constants (the corpus's own text: no call is made, no builtin is there)."""
+    known = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
-            return ast.literal_eval(node.value)
-    return default
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if any(isinstance(n, ast.Call) for n in ast.walk(node.value)):
+                continue
+            try:
+                known[node.targets[0].id] = eval(compile(ast.Expression(node.value), name, "eval"),
+                                                 {"__builtins__": {}}, dict(known))
+            except NameError:
+                continue
+    return known.get(name, default)
 
 
 def _without(text: str, tree: ast.Module, names: tuple[str, ...]) -> str:
@@ -94,7 +103,9 @@ def _without(text: str, tree: ast.Module, names: tuple[str, ...]) -> str:
 
 def honest_cases() -> list[Case]:
     """Every case of the corpus: each module with a CASE ({"problem", "score", "may_lose"}), then each of its SLIPS
-    (name -> (text, the text replacing it, the rows the slip may cost)), the score what the others leave."""
+    (name -> (text, the text replacing it, the rows the slip may cost), or ((text, replacement), ..., the rows)
+    for a slip of several edits), its score what the rows it may cost leave. The module is graded without what it
+    says of itself (CASE, SLIPS, and the constants named in SAYS)."""
     from grader.registry import BY_ID
 
     cases = []
@@ -104,14 +115,18 @@ def honest_cases() -> list[Case]:
         case = _constant(tree, "CASE")
         if case is None:
             continue
-        source = _without(text, tree, ("CASE", "SLIPS"))  # what is graded: the module, not what it says of itself
+        source = _without(text, tree, ("CASE", "SLIPS", *_constant(tree, "SAYS", ())))  # not what it says of itself
         may_lose = tuple(case.get("may_lose", ()))
         cases.append(Case(path.stem, case["problem"], source, case["score"], may_lose))
         points = {b.name: b.points for b in BY_ID[case["problem"]].behaviours}
-        for slip, (old, new, costs) in _constant(tree, "SLIPS", {}).items():
-            assert source.count(old) == 1, f"{path.name}: slip {slip}: {old!r} occurs {source.count(old)} times"
+        for slip, entry in _constant(tree, "SLIPS", {}).items():
+            *edits, costs = entry if isinstance(entry[0], tuple) else ((entry[0], entry[1]), entry[2])
+            slipped = source
+            for old, new in edits:
+                assert slipped.count(old) == 1, f"{path.name}: slip {slip}: {old!r} occurs {slipped.count(old)} times"
+                slipped = slipped.replace(old, new)
             lost = tuple(dict.fromkeys((*may_lose, *costs)))
-            cases.append(Case(f"{path.stem}:{slip}", case["problem"], source.replace(old, new),
+            cases.append(Case(f"{path.stem}:{slip}", case["problem"], slipped,
                               case["score"] - sum(points[row] for row in costs if row not in may_lose), lost))
     return cases
 
