@@ -47,7 +47,7 @@ class AdamW(Optimizer):
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, state_dtype=state_dtype)
-        super(AdamW, self).__init__(params, defaults)
+        super(AdamW, self).__init__(params, defaults)  # noqa: UP008 - the libraries' habit
 
     @torch.no_grad()
     def step(self, closure=None):

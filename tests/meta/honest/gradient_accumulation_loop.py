@@ -25,7 +25,7 @@ def accumulate_gradients(model: nn.Module, loss_fn, inputs, targets, micro_batch
     if len(inputs) == 0:
         raise ValueError("cannot accumulate over an empty batch")
     model.zero_grad(set_to_none=True)
-    micro_batches = list(zip(inputs.split(micro_batch_size), targets.split(micro_batch_size)))
+    micro_batches = list(zip(inputs.split(micro_batch_size), targets.split(micro_batch_size)))  # noqa: B905
     running_loss = torch.zeros((), dtype=torch.float64)
     for x_micro, y_micro in micro_batches:
         scale = len(x_micro) / len(inputs)
