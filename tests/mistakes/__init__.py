@@ -61,7 +61,8 @@ def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
     however indirectly: what a run that fails those can lose, at most (a gate names a region: a test of another
     region of the same behaviour failing holds back nothing)."""
     lost = set(behaviours)
-    while waiting := {b.name for b in BY_ID[problem].behaviours if b.name not in lost and lost & waited_for(problem, b)}:
+    behaviours = BY_ID[problem].behaviours
+    while waiting := {b.name for b in behaviours if b.name not in lost and lost & waited_for(problem, b)}:
         lost |= waiting
     return lost
 
