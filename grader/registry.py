@@ -132,7 +132,7 @@ IEEE_SMALL = ("test_quantize_small_formats_against_brute_force[e4m3_ieee]",
 NVFP4 = "test_nvfp4_quantize_grid_scales_and_nearest_values"
 ADAM_STEPS = "test_adamw_steps_each_parameter_against_its_gradient"  # any Adam steps: the plumbing's evidence
 RECOMPUTED = "test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice[recompute]"  # a checkpoint reruns fn
-SEGMENTS_RECOMPUTED = "test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment[given]"
+SEQUENTIAL = "test_checkpoint_sequential_matches_plain_backward"  # checkpoint_sequential computes (segments given)
 BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "tensors": (
         B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op, against torch, in "
@@ -521,9 +521,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_default_segments_is_ceil_sqrt", "test_segment_sizes_like_tensor_split",
            "test_invalid_segments_raise_value_error", "test_documented_errors_are_raised"),
           fixed={"test_invalid_segments_raise_value_error": (
-                     "test_segment_sizes_like_tensor_split", SEGMENTS_RECOMPUTED),
+                     "test_segment_sizes_like_tensor_split", SEQUENTIAL),
                  "test_documented_errors_are_raised[segment_sizes:*]": ("test_segment_sizes_like_tensor_split",),
-                 "test_documented_errors_are_raised[checkpoint_sequential:*]": (SEGMENTS_RECOMPUTED,),
+                 "test_documented_errors_are_raised[checkpoint_sequential:*]": (SEQUENTIAL,),
                  "test_documented_errors_are_raised[recompute_flops:*]": (
                      "test_recompute_flops_matches_counted_forward_calls",)}),
         B("checkpoint_memory", "against measured bytes; O(L) falls to O(sqrt L)", 0.25,
@@ -571,7 +571,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     ),
 }
 del B, TENSOR_OPS, F64_EVEN, BF16_NORMAL, IEEE_SMALL, NVFP4, ADAM_STEPS, MINI_EINOPS_PARTS, RECOMPUTED
-del SEGMENTS_RECOMPUTED
+del SEQUENTIAL
 
 for _problem in PROBLEMS:
     _weights = [b.points for b in _problem.behaviours]
