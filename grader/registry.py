@@ -259,8 +259,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("FlopCounter: MLPs", "your FlopCounter against FlopCounterMode on generated MLPs (mm, addmm), forward "
           "and backward", 1, ("test_counter_matches_flopcountermode_on_mlps",)),
         B("FlopCounter: matmul programs", "against FlopCounterMode on generated programs of the matmul family "
-          "(mm, addmm, bmm, baddbmm, einsum, a 4-d matmul), forward and backward", 1.5,
-          ("test_counter_matches_flopcountermode_on_matmul_programs",)),
+          "(mm, addmm, bmm, baddbmm, einsum, a 4-d matmul), forward and backward; by_op's keys, the ops' names", 1.5,
+          ("test_counter_matches_flopcountermode_on_matmul_programs",
+           "test_counter_names_each_op_without_its_overload")),
         B("FlopCounter: attention", "against FlopCounterMode on math attention and on fused SDPA kernels", 2,
           ("test_counter_matches_flopcountermode_on_math_attention",
            "test_counter_matches_flopcountermode_on_fused_attention")),
