@@ -46,6 +46,8 @@ from tests.strategies.mini_einops import (
 
 pytestmark = pytest.mark.mini_einops
 
+KINDS = ["rearrange", "reduce", "repeat", "einsum"]
+
 # The pattern test runs ten times the profile's examples: 200 (dev), 400 (ci), 2000 (thorough); when it grades, its
 # budget (grader/grading_budget.py: its rarest catches are pinned below).
 MANY = settings(max_examples=graded_examples("test_generated_patterns_raise_or_match_like_einops",
@@ -290,9 +292,11 @@ def _rejected(spec: dict) -> bool:
     return einops_raises(spec) is not None
 
 
-@given(spec=st.one_of(einops_near_misses(), einsum_near_misses()).filter(_rejected))
-def test_errors_name_the_pattern_and_the_shapes(impl, spec):
-    expect_like_einops(impl.mini_einops, spec, messages=True)
+@pytest.mark.parametrize("kind", KINDS)  # one item per operation: a share each, and its fixed calls wait for it
+@given(data=st.data())
+def test_errors_name_the_pattern_and_the_shapes(impl, kind, data):
+    misses = einsum_near_misses() if kind == "einsum" else einops_near_misses(kind)
+    expect_like_einops(impl.mini_einops, data.draw(misses.filter(_rejected), label="spec"), messages=True)
 
 
 REJECTED = [
@@ -339,8 +343,10 @@ def _as_list(spec: dict) -> dict:
     return {**spec, "as_list": True}
 
 
-@given(spec=st.one_of(einops_specs(), einops_near_misses()).map(_as_list))
-def test_list_inputs_are_stacked_like_einops(impl, spec):
+@pytest.mark.parametrize("kind", KINDS[:3])  # one item per operation (einsum takes no list)
+@given(data=st.data())
+def test_list_inputs_are_stacked_like_einops(impl, kind, data):
+    spec = data.draw(st.one_of(einops_specs(kind), einops_near_misses(kind)).map(_as_list), label="spec")
     # the list of the input's slices along its first axis: einops stacks it back, so the result (or the
     # error, naming the stacked shape) is the one for the tensor
     expect_like_einops(impl.mini_einops, spec)
@@ -383,8 +389,9 @@ def test_generated_patterns_raise_or_match_like_einops(impl, spec):
 
 # -- parsing is cached ------------------------------------------------------------------------------------
 
-@given(kind=st.sampled_from(["rearrange", "reduce", "repeat", "einsum"]), sizes=st.lists(st.integers(1, 4),
-       min_size=3, max_size=3, unique=True), reduction=st.sampled_from(["sum", "max", "mean"]))
+@pytest.mark.parametrize("kind", KINDS)  # one item per operation
+@given(sizes=st.lists(st.integers(1, 4), min_size=3, max_size=3, unique=True),
+       reduction=st.sampled_from(["sum", "max", "mean"]))
 def test_each_pattern_is_parsed_once(impl, kind, sizes, reduction):
     name = f"ax{next(_fresh)}"  # a pattern this process has not seen
     if kind == "einsum":

@@ -127,7 +127,7 @@ def honest_cases() -> list[Case]:
                 slipped = slipped.replace(old, new)
             lost = tuple(dict.fromkeys((*may_lose, *costs)))
             cases.append(Case(f"{path.stem}:{slip}", case["problem"], slipped,
-                              case["score"] - sum(points[row] for row in costs if row not in may_lose), lost))
+                              case["score"] - sum(points[row] for row in costs), lost))
     return cases
 
 
