@@ -323,8 +323,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_max_trainable_params_is_the_largest_that_fits", "test_max_trainable_params_lecture_example"),
           fixed={"test_max_trainable_params_lecture_example": ("test_max_trainable_params_is_the_largest_that_fits",)}),
         B("SavedActivations: the autograd graph", "the saved bytes against the tensors autograd keeps, on "
-          "generated stacks of Linear layers alone and with ReLUs, other activations, LayerNorms or views between "
-          "them", 3.5,
+          "generated stacks of Linear layers on 2-d inputs, alone and with ReLUs, other activations or LayerNorms "
+          "between them, and stacks with views (slices, 3-d inputs): a part each", 3.5,
           ("test_saved_activations_matches_the_autograd_graph",)),
         B("SavedActivations: from zero, a worked MLP", "a meter entered a second time counts what a fresh one "
           "counts; our worked MLP (B = 64, D = 1024, L = 16, bf16)",
