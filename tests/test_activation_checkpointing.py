@@ -85,7 +85,7 @@ def describe_call(spec: dict) -> str:
     call = spec.get("call", "non-tensors")
     if call == "module":
         return "checkpoint(nn.Sequential(*layers), x)"
-    if call == "tensors":
+    if call == "tensor-arguments":
         return "checkpoint(f, x)" if spec["shift"] is None else "checkpoint(f, x, shift)"
     return "checkpoint(block, layers, x, scale, shift, flag)"
 
@@ -121,7 +121,7 @@ def _noisy(spec: dict) -> bool:
     return spec["batch"] * spec["width"] >= 6  # enough dropout draws that a different mask shows
 
 
-@given(spec=checkpoint_specs(dropout=True, calls=("tensors",)).filter(_noisy))
+@given(spec=checkpoint_specs(dropout=True, calls=("tensor-arguments",)).filter(_noisy))
 def test_checkpoint_replays_dropout_like_torch_utils_checkpoint(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
     expect_same_run(got, oracles.torch_checkpoint(spec), spec, what=f"{describe_call(spec)} with dropout on {spec}",

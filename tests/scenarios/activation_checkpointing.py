@@ -65,7 +65,7 @@ def block(layers, x, scale, shift, flag):
 # tensor; `checkpoint(f, x)` or `checkpoint(f, x, shift)`, f the block with the rest bound, tensor arguments
 # alone; `checkpoint(block, layers, x, scale, shift, flag)`, non-tensor arguments passed through (a list, a float,
 # None or a tensor, a bool).
-CALLS = ("module", "tensors", "non-tensors")
+CALLS = ("module", "tensor-arguments", "non-tensors")
 
 
 def checkpointed(checkpoint_fn, spec: dict, layers, x, shift):
@@ -73,7 +73,7 @@ def checkpointed(checkpoint_fn, spec: dict, layers, x, shift):
     call, scale, flag = spec.get("call", "non-tensors"), spec["scale"], spec.get("flag", False)
     if call == "module":
         return checkpoint_fn(torch.nn.Sequential(*layers), x)
-    if call == "tensors":
+    if call == "tensor-arguments":
         if shift is None:
             return checkpoint_fn(lambda h: block(layers, h, scale, None, flag), x)
         return checkpoint_fn(lambda h, s: block(layers, h, scale, s, flag), x, shift)

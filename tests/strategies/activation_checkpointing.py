@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from tests.strategies import distinct_sizes
 
 NON_TENSORS = ("non-tensors",)
-TENSORS_ONLY = ("module", "tensors")
+TENSORS_ONLY = ("module", "tensor-arguments")
 
 
 @st.composite
