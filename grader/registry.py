@@ -687,7 +687,13 @@ def named(problem: str, selectors: tuple[str, ...], mark: str = "'") -> tuple[st
             parts = ", ".join(part.replace("*", "...") for _, part in chosen)
             phrases.append(f"{mark}{name}{mark} (part{'s' * (len(chosen) > 1)} {parts})")
         else:
-            phrases += [f"`{function}[{part}]`" if part else f"`{function}`" for function, part in chosen]
+            by_function: dict[str, list] = {}
+            for function, part in chosen:
+                by_function.setdefault(function, []).append(part)
+            for function, parts in by_function.items():
+                named_parts = [part.replace("*", "...") for part in parts if part]
+                phrases.append(f"`{function}`" + (f" (part{'s' * (len(named_parts) > 1)} {', '.join(named_parts)})"
+                                                  if named_parts and None not in parts else ""))
     listed = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
     return listed, len(phrases)
 
