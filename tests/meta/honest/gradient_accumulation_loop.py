@@ -36,10 +36,9 @@ def accumulate_gradients(model: nn.Module, loss_fn, inputs, targets, micro_batch
 
 
 def train_step(model: nn.Module, optimizer, loss_fn, inputs, targets, micro_batch_size: int) -> float:
-    optimizer.zero_grad(set_to_none=True)
-    loss = accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size)
+    loss = accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size)  # clears stale grads first
     optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
+    optimizer.zero_grad(set_to_none=True)  # flush the gradients as soon as they are used, as nanoGPT does
     return loss
 
 
