@@ -33,8 +33,8 @@ NOT_IMPLEMENTED_HEADER = "Not implemented yet (the stub raised NotImplementedErr
 NOT_STARTED = "{problem}: not started, every function raises NotImplementedError ({tests})"
 FAILURES_HEADER = "Failures (expected is the oracle's or the reference's answer; got is yours):"
 FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
-PROPERTY_NOT_EARNED = ("(not earned: fixed inputs or a property alone earn nothing until {awaited}, the generated tests "
-                       "of the same function and inputs)")
+PROPERTY_NOT_EARNED = ("(not earned: fixed inputs or a property alone earn nothing until {awaited}, the generated "
+                       "tests of the same function and inputs)")
 PROPERTY_ONLY = ("Its tests check fixed inputs or a property only, which a table of answers or code that computes "
                  "nothing right can pass: its points are earned once {awaited}, the generated tests of the same "
                  "function and inputs.")
