@@ -31,6 +31,8 @@ DOES_NOT_IMPORT = "Does not import: {line}"
 NOT_UPLOADED = "{module}.py is not in your upload."
 NOT_IMPLEMENTED_HEADER = "Not implemented yet (the stub raised NotImplementedError):"
 NOT_STARTED = "{problem}: not started, every function raises NotImplementedError ({tests})"
+TYPE_CHECKS_HEADER = ("Type checks (a value your function returned that its stub's annotation refuses, a tensor's "
+                      "dtype and dimensions included; your own annotations are never checked), each once:")
 FAILURES_HEADER = "Failures (expected is the oracle's or the reference's answer; got is yours):"
 FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
 PROPERTY_NOT_EARNED = ("(not earned: fixed inputs or a property alone earn nothing until {awaited}, the generated "

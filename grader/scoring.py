@@ -315,6 +315,12 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
             names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
     failed = [t for t in failed if t not in unimplemented]
+    typed = [t for t in failed if t.message.startswith(TYPE_CHECK)]  # the same line for every example: once each
+    if typed:
+        rows += ["", messages.TYPE_CHECKS_HEADER]
+        for line, tests in _by_first_line(typed).items():
+            rows.append(f"    {tests[0].problem}: {line.removeprefix(TYPE_CHECK)} ({_tests(tests)})")
+    failed = [t for t in failed if t not in typed]
     if known:
         rows += ["", messages.KNOWN_MISTAKES] + ["    " + k.line() for k in known]
     if failed and failures:
@@ -345,6 +351,21 @@ def _held_lines(b: BehaviourScore, property_line: str, fixed_line: str) -> list[
         lines.append(fixed_line.format(tests=", ".join(dict.fromkeys(t.function for t in fixed)),
                                        awaited=registry.awaited(problem, unmet)))
     return lines
+
+
+TYPE_CHECK = "StubTypeError: "  # a value a stub's annotation refuses (grader/harness/typecheck.py): its first line
+
+
+def _by_first_line(tests: list[TestScore]) -> dict[str, list[TestScore]]:
+    found: dict[str, list[TestScore]] = {}
+    for t in tests:
+        found.setdefault(t.message.strip().splitlines()[0], []).append(t)
+    return found
+
+
+def _tests(tests: list[TestScore]) -> str:
+    return f"{len(tests)} test{'s' * (len(tests) > 1)}: " + ", ".join(t.name for t in tests[:3]) + \
+        (", ..." if len(tests) > 3 else "")
 
 
 def _failure_text(test: TestScore, lines: int = MESSAGE_LINES) -> str:
@@ -383,6 +404,8 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
             key = t.message.strip()
             if key.startswith("NotImplementedError"):
                 key = key.splitlines()[0] + " (not implemented yet)"
+            elif key.startswith(TYPE_CHECK):  # the same line for every example it was seen on
+                key = key.splitlines()[0]
             by_message.setdefault(key, []).append(t)
     for message, tests in by_message.items():
         names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])

@@ -23,7 +23,7 @@ from grader.fingerprints import inputs as compare_inputs
 from grader.harness.local import LocalPackage
 from grader.registry import PROBLEMS
 from tests.meta.suite import ROOT, SAMPLE, grader_env, problems_selected
-from tests.mistakes import catalog
+from tests.mistakes import catalog, returning
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
 
@@ -47,7 +47,7 @@ def comparable_names(problem: str) -> set:
     return {n for e in compare_inputs.entries(problem) for n in e.names}
 
 
-MISTAKES = [m for p in PROBLEMS for m in catalog(p.id) if set(m.replaces) <= comparable_names(p.id)]
+MISTAKES = [m for p in PROBLEMS for m in returning(catalog(p.id)) if set(m.replaces) <= comparable_names(p.id)]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,10 @@ The catalogs double as TA documentation of what the suite catches and what stude
 A slip costs the behaviours it breaks and nothing else: each catalogue's `COSTS` names, for each mistake, the
 behaviours (grader/registry.py) whose tests it may fail; the behaviours that wait for one of those (`requires`)
 may lose their points with them. tests/meta/test_mistakes.py fails when a mistake costs any other behaviour.
+
+A mistake that `loops` never returns: it is graded only as the grader grades, in a worker whose calls have a time
+limit, where it must cost what leaving its function unfinished costs (tests/meta/test_loops.py); the in-process
+runs of the catalogue (tests/meta/mutation.py, the fingerprints' answers, compare) leave it out.
 """
 
 import ast
@@ -31,6 +35,7 @@ class Mistake:
     description: str
     replaces: dict  # public name -> wrong implementation
     costs: tuple[str, ...] = ()  # the behaviours whose tests it may fail (its catalogue's COSTS)
+    loops: bool = False  # it never returns: graded isolated alone, never run in-process
 
 
 def catalog(problem: str) -> list[Mistake]:
@@ -41,6 +46,11 @@ def catalog(problem: str) -> list[Mistake]:
         return []
     costs = getattr(module, "COSTS", {})
     return [dataclasses.replace(m, costs=tuple(costs.get(m.id, ()))) for m in module.MISTAKES]
+
+
+def returning(mistakes: list[Mistake]) -> list[Mistake]:
+    """The mistakes that return (those that can run in-process): all but those that loop."""
+    return [m for m in mistakes if not m.loops]
 
 
 def behaviours_of(problem: str, tests: list[str]) -> set[str]:
