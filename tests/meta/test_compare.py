@@ -37,6 +37,8 @@ UNFINGERPRINTABLE = {  # "problem:mistake" -> why its answers cannot name it
                                     "parse-count (performance) test sees it",
     "mini_einops:message_without_shape": "the same EinopsError with a shorter message: compare tells errors apart "
                                          "by their class, not their wording",
+    "mini_einops:shapes_as_torch_size": "the same EinopsError, its shapes written as torch.Size: compare tells errors "
+                                        "apart by their class, not their wording",
 }
 EXAMPLES = compare.EXAMPLES
 
