@@ -16,13 +16,15 @@ pytestmark = pytest.mark.meta
 
 
 def scores() -> list[ProblemScore]:
-    passed = scoring.TestScore("tests/test_flops.py::test_counts[2]", "flops", 1.5, True, "passed", behaviour="counts")
-    failed = scoring.TestScore("tests/test_flops.py::test_counts[3]", "flops", 1.5, False, "failed",
-                       "AssertionError: matmul_flops(2, 3, 4) = 24, expected 48", "counts", "check")
-    held = scoring.TestScore("tests/test_flops.py::test_property", "flops", 2.0, True, "passed", behaviour="property")
+    counts = "test_matmul_flops_matches_flopcountermode"
+    grows = "test_attention_share_grows_with_context_and_six_n_d_falls_behind"
+    passed = scoring.TestScore(f"tests/test_flops.py::{counts}[2]", "flops", 1.5, True, "passed", behaviour="counts")
+    failed = scoring.TestScore(f"tests/test_flops.py::{counts}[3]", "flops", 1.5, False, "failed",
+                               "AssertionError: matmul_flops(2, 3, 4) = 24, expected 48", "counts", "check")
+    held = scoring.TestScore(f"tests/test_flops.py::{grows}", "flops", 2.0, True, "passed", behaviour="grows")
     return [ProblemScore("flops", "Counting compute", 5, [
         BehaviourScore("counts", 3.0, [passed, failed]),
-        BehaviourScore("property", 2.0, [held], requires=("counts",), withheld=True)])]
+        BehaviourScore("grows", 2.0, [held], requires=(counts,), unmet=(counts,))])]
 
 
 def outcome() -> Outcome:
@@ -43,7 +45,9 @@ def test_its_data_reads_back_as_the_same_outcome_through_json():
     again = Outcome.from_data(data)
     assert again == first
     assert again.results() == first.results() and again.table() == first.table()
-    assert again.scores[0].behaviours[1].withheld, "a row a gate held back stays held back, and says why"
+    held = again.scores[0].behaviours[1]
+    assert held.withheld and held.held and held.score == 0, "a row a gate held back stays held back ..."
+    assert "(not earned: fixed inputs or a property alone earn nothing until" in again.table(), "... and says why"
 
 
 def test_it_renders_what_the_grader_rendered_from_its_parts():
