@@ -156,10 +156,9 @@ def main(argv=None) -> int:
         importlib.import_module(module).add_parser(commands)
     options = parser.parse_args(argv)
     if options.command == "doctor":
-        from grader.cluster import non_root_doctor
+        from grader.harness import doctor
 
-        print(sandbox.doctor(options.sandbox))
-        print(non_root_doctor())
+        print(doctor.report(options.sandbox))
         return 0
     if options.command in ("release", "gradescope") and INSTALLED_COPY:
         print(f"resource-grader {options.command}: builds from the repository (its README, kit and grader), which "
@@ -189,7 +188,7 @@ def main(argv=None) -> int:
         return grade(options.submission, options.out or _default_results_path(), settings)
     if options.jobs < 1 or options.retries < 0:
         parser.error("--jobs must be at least 1, --retries at least 0")
-    # with --scheduler the workers grade, and each refuses to without a sandbox (grader/cluster.py)
+    # with --scheduler the workers grade, and each refuses to without a sandbox (grader/batch/identity.py)
     layers = settings.layers
     if not layers.sandboxed and options.sandbox != "none" and options.scheduler is None:
         print(f"resource-grader batch: refusing to run other people's code without a sandbox. {layers.describe()}.\n"
@@ -201,8 +200,8 @@ def main(argv=None) -> int:
         print(f"resource-grader batch: --jobs {options.jobs} on {cores} cores: each grading gets "
               f"{cores / options.jobs:.2g} of a CPU, and the class is graded no faster than with --jobs {cores}",
               file=sys.stderr)
-    from grader.batch import batch
-    from grader.cluster import ClusterError
+    from grader.batch.engine import ClusterError
+    from grader.batch.run import batch
 
     try:
         return batch(options.folder, options.out, job, settings, jobs=options.jobs, scheduler=options.scheduler,

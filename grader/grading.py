@@ -1,7 +1,7 @@
 """Grading one submission: its workspace in a sandbox, the official tests run on it (grader/runner.py), the
 score (grader/scoring.py), the review evidence, the fingerprints of what it failed, and its results.json,
 written whatever happens; all of it one Outcome (grader/outcome.py). `resource-grader grade` and `batch`
-(grader/batch.py, grader/cluster.py) call it."""
+(grader/batch/task.py) call it."""
 
 import json
 import os
@@ -66,10 +66,10 @@ def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_sha
     a sandbox of their own, on compare's inputs, and the catalogued mistakes their answers match are named beside
     the failures. What went wrong on the grader's side is in the outcome's `operator` lines, never in the student's
     results. The tests stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time
-    limit, counted from here, so that results.json is written within it; with `cpu_share` (grader/cpushare.py) it
+    limit, counted from here, so that results.json is written within it; with `cpu_share` (grader/batch/cpushare.py) it
     gets that share of the CPUs. `on_problem(line)` is given a line per problem as its tests finish (its score by
     the tests alone, and its seconds), while the run goes on. `kept`: an earlier grading of the submission whose
-    problems not graded now the results show beside those of `settings.problems` (grader/batch.py regrades what a
+    problems not graded now the results show beside those of `settings.problems` (grader/batch/run.py regrades what a
     grader fix touched alone)."""
     limits, secret, fingerprinter = settings.limits, settings.secret, settings.fingerprinter
     start = time.monotonic()

@@ -5,7 +5,7 @@ the course secret is read; for a batch also what its workers must agree on (the 
 secret check) and, per submission, its name and what an earlier grading keeps. It crosses to a cluster's worker
 as JSON (`to_json`, `from_json`), never as a pickle. On the host that grades, `resolve` turns it into Settings:
 the sandbox layers detected there, the course secret read from that host's own file or environment, and the
-fingerprinter. `grade`, `batch` and the cluster's task (grader/cluster.py) all grade from Settings
+fingerprinter. `grade`, `batch` and the cluster's task (grader/batch/task.py) all grade from Settings
 (grader/grading.py `grade_submission`).
 """
 

@@ -19,6 +19,7 @@ from grader.scoring import KnownMistake, ProblemScore, known_mistakes, results_j
 VERSION = 1  # of `to_data`'s form: a change that a reader of the last form would misread makes the next
 STATUSES = ("ok", "review", "unreadable", "error")
 SCORED = ("ok", "review")  # the statuses with a score (the class report counts these)
+ROW_HEADER = ("submission", "status", "total", "seconds", "attempts", "reason", "similar_to")  # problems after total
 
 
 class OutcomeError(ValueError):
@@ -111,8 +112,8 @@ class Outcome:
                 "error": bool(found.error), "ran_out_of_time": found.ran_out}
 
     def row(self, ids: list[str], *, attempts: int = 1, similar_to: str = "") -> list[str | float | int]:
-        """grades.csv's row (ROW_HEADER): the points of each problem of `ids` ("" where not graded), rounded as
-        shown."""
+        """grades.csv's row (ROW_HEADER, each of `ids` after the total): the points of each problem of `ids` ("" where
+        not graded), rounded as shown."""
         by_id = {p.id: round(p.score, 2) for p in self.scores}
         return [self.name, self.status, round(sum(by_id.values()), 2), *[by_id.get(i, "") for i in ids],
                 round(self.seconds, 1), attempts, self.reason, similar_to]

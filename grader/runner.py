@@ -66,7 +66,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
     that `sandbox`, a grader.harness.sandbox spec file, describes), every generated test seeded from `seed` (None:
     the profile's fixed inputs), for at most `seconds` (default: the submission's limit): then every process
-    of the run is killed and the report read as it is. With `cpu_share` (grader/cpushare.py) the run and its
+    of the run is killed and the report read as it is. With `cpu_share` (grader/batch/cpushare.py) the run and its
     worker get that share of the CPUs. With `on_problem`, it is called as `on_problem(problem, collected,
     records)` once every test of a problem has finished (`Progress`), while the run goes on. The report is
     written into the workspace, which the code under test can neither read nor write when it is sandboxed."""

@@ -55,7 +55,7 @@ def run(folder: Path, out: Path, address: str, problem: str) -> tuple[float, str
         raise SystemExit(done.stderr[-3000:])
     found = RATE.search((out / "report.md").read_text())
     if found is None:
-        raise SystemExit("report.md's throughput line has another form: grader/classreport.py run_lines")
+        raise SystemExit("report.md's throughput line has another form: grader/batch/classreport.py run_lines")
     return float(found[4]), (f"{found[1]} gradings in {found[2]} s, the batch command {found[3]} s "
                              f"({time.monotonic() - start:.0f} s measured here)")
 

@@ -1,5 +1,5 @@
-"""The class report's web pages (grader/webreport.py) for a synthetic class of 600: the CPU time to write them, and
-their number and size.
+"""The class report's web pages (grader/batch/webreport.py) for a synthetic class of 600: the CPU time to write them,
+and their number and size.
 
     python -m tests.benchmarks.web_report [--size 600] [--seed 0]
 
@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import registry, scoring, similarity, webreport
-from grader.classreport import Fingerprints, Similar
+from grader import registry, scoring, similarity
+from grader.batch import webreport
+from grader.batch.classreport import Fingerprints, Similar
 from grader.matches import FunctionMatch, Matches
 from grader.outcome import Outcome
 from grader.submission import read_modules

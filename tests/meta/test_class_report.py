@@ -1,4 +1,4 @@
-"""batch's class report (grader/classreport.py): a synthetic class through `resource-grader batch`.
+"""batch's class report (grader/batch/classreport.py): a synthetic class through `resource-grader batch`.
 
 The class: the reference, the stubs, and submissions each carrying one or two catalogued mistakes of flops,
 written as real modules (tests/meta/suite.py's `planted_source`). The report must count
@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader import classreport, scoring
+from grader import scoring
+from grader.batch import classreport
 from grader.outcome import Outcome
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source

@@ -1,4 +1,4 @@
-"""batch on a real Dask cluster (grader/cluster.py): a `dask scheduler` and two `dask worker` processes on
+"""batch on a real Dask cluster (grader/batch/engine.py): a `dask scheduler` and two `dask worker` processes on
 127.0.0.1 (tests/meta/dask_cluster.py), started and stopped by these tests.
 
 The class: a copy of the reference, the stubs, grader/staff/samples/partial (a folder) and a zip that is not one, graded
@@ -207,7 +207,7 @@ def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
 
     from distributed import KilledWorker
 
-    from grader import batch as batch_module
+    from grader.batch import run as batch_module
     from grader.messages import GRADER_FAILED
 
     class Lost:
@@ -226,7 +226,7 @@ def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
 
 
 def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
-    """grader/batch.py: a fix that changes one problem's own files (cluster.problem_hashes) grades that problem
+    """grader/batch/run.py: a fix that changes one problem's own files (identity.problem_hashes) grades that problem
     again and keeps the others' results; a fix to what every problem shares grades them all."""
     tree = official_tree(tmp_path / "tree")
     folder, out = tmp_path / "submissions", tmp_path / "grades"

@@ -1,5 +1,5 @@
 """A grading's job (grader/job.py): frozen, carried to a cluster's worker as JSON and read back whole, resolved on
-the host that grades it; a worker's refusal (grader/cluster.py `settle`) is its first answer, and the same rule
+the host that grades it; a worker's refusal (grader/batch/identity.py `settle`) is its first answer, and the same rule
 the coordinator applies to every worker up front."""
 
 import dataclasses
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from grader import cluster
+from grader.batch import identity
 from grader.job import Job, resolve
 from grader.outcome import Outcome
 from grader.runner import Limits
@@ -21,7 +21,7 @@ SECRET = b"a course secret of more than sixteen bytes"
 def a_job(**changes) -> Job:
     kept = Outcome("alice", "ok", 12.0, notes=["kept"])
     job = Job(Limits(300.0, 30.0, 5.0, 2048), ("flops", "tensors"), "none", True, True, "/etc/secret", "b1",
-              "0" * 64, cluster.secret_check(SECRET), True, 2, "alice.zip", kept)
+              "0" * 64, identity.secret_check(SECRET), True, 2, "alice.zip", kept)
     return dataclasses.replace(job, **changes)
 
 
@@ -61,21 +61,21 @@ def test_it_resolves_on_this_host(tmp_path, monkeypatch):
 
 
 def test_a_worker_refuses_what_it_must_not_grade_and_names_itself(tmp_path, monkeypatch):
-    monkeypatch.setattr(cluster, "_settled", {})
+    monkeypatch.setattr(identity, "_settled", {})
     secret = tmp_path / "secret"
     secret.write_bytes(SECRET)
-    mine = a_job(official=cluster.official_hash(), secret_file=str(secret), fingerprints=False)
-    assert cluster.settle(mine, "tcp://10.0.0.9:1").secret == SECRET
+    mine = a_job(official=identity.official_hash(), secret_file=str(secret), fingerprints=False)
+    assert identity.settle(mine, "tcp://10.0.0.9:1").secret == SECRET
     other_tree = a_job(official="f" * 64, secret_file=str(tmp_path / "absent"))
-    assert cluster.settle(other_tree, "tcp://10.0.0.9:1").startswith(
+    assert identity.settle(other_tree, "tcp://10.0.0.9:1").startswith(
         "worker tcp://10.0.0.9:1 has another official tree or grader"), "refused before any secret is read"
-    no_secret = a_job(official=cluster.official_hash(), secret_file=str(tmp_path / "absent"))
-    assert cluster.settle(no_secret, "tcp://10.0.0.9:2").startswith("worker tcp://10.0.0.9:2 has no course secret")
-    other_secret = a_job(official=cluster.official_hash(), secret_file=str(secret), secret_check="e" * 64)
-    assert cluster.settle(other_secret, "tcp://10.0.0.9:3") == \
+    no_secret = a_job(official=identity.official_hash(), secret_file=str(tmp_path / "absent"))
+    assert identity.settle(no_secret, "tcp://10.0.0.9:2").startswith("worker tcp://10.0.0.9:2 has no course secret")
+    other_secret = a_job(official=identity.official_hash(), secret_file=str(secret), secret_check="e" * 64)
+    assert identity.settle(other_secret, "tcp://10.0.0.9:3") == \
         "worker tcp://10.0.0.9:3 has another course secret than the coordinator"
     # the coordinator's check of each worker, up front, is the same rule
-    info = json.loads(cluster.identity(str(secret)))
-    assert cluster.mismatch(mine, info["official"], info["secret"]) is None
-    assert cluster.mismatch(other_secret, info["official"], info["secret"]) == \
-        f"{cluster.WORKER} has another course secret than the coordinator"
+    info = json.loads(identity.identity(str(secret)))
+    assert identity.mismatch(mine, info["official"], info["secret"]) is None
+    assert identity.mismatch(other_secret, info["official"], info["secret"]) == \
+        f"{identity.WORKER} has another course secret than the coordinator"

@@ -1,4 +1,4 @@
-"""One grading's outcome as one type (grader/outcome.py) and a batch's record of it (grader/batch.py's grading.json):
+"""One grading's outcome as one type (grader/outcome.py) and a batch's record of it (grader/batch/records.py):
 what it renders (the table, results.json, grades.csv's row) from its data alone, its data read back whole, and data
 of another form refused with the reason: a record written before records had a version told apart from one that
 is corrupt, and either graded again, never misread."""
@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from grader import batch, messages, scoring
+from grader import messages, scoring
+from grader.batch import records, run
 from grader.matches import FunctionMatch, Matches
 from grader.outcome import VERSION, Figures, Outcome, OutcomeError
 from grader.scoring import BehaviourScore, ProblemScore, known_mistakes, results_json, table
@@ -97,16 +98,16 @@ def test_data_of_another_form_is_refused_with_the_reason(change, old, says):
     assert raised.value.old == old
 
 
-def record() -> batch.Record:
-    return batch.Record("c0ffee", "0fficial", {"problems": ["flops"], "sandbox": "auto"}, outcome(),
+def record() -> records.Record:
+    return records.Record("c0ffee", "0fficial", {"problems": ["flops"], "sandbox": "auto"}, outcome(),
                         {"": "all", "flops": "its own"}, "tcp://10.0.0.2:4000", 2)
 
 
 def test_a_record_reads_back_whole(tmp_path):
-    path = tmp_path / batch.RECORD
-    assert batch.read_record(path) is None, "no record: a new submission"
+    path = tmp_path / records.RECORD
+    assert records.read_record(path) is None, "no record: a new submission"
     path.write_text(json.dumps(record().to_data(), indent=1))
-    assert batch.read_record(path) == record()
+    assert records.read_record(path) == record()
 
 
 # grading.json as the grader wrote it before records had a version (its keys, its outcome's fields beside them)
@@ -128,9 +129,9 @@ BEFORE_VERSIONS = {"content": "31db", "grader": "3fb9", "options": {"problems": 
     (json.dumps({k: v for k, v in record().to_data().items() if k != "hashes"}), "corrupt", "KeyError: 'hashes'"),
 ])
 def test_an_old_record_is_told_apart_from_a_corrupt_one_and_graded_again(tmp_path, capsys, text, kind, says):
-    (tmp_path / batch.RECORD).write_text(text)
-    previous, why = batch._previous(tmp_path)
-    assert previous is None and why.startswith(f"its {batch.RECORD} is {kind} (") and says in why, why
-    assert batch._why_regrade(previous, "c0ffee", "0fficial", {}) == "new"  # graded: nothing of it is trusted
+    (tmp_path / records.RECORD).write_text(text)
+    previous, why = run._previous(tmp_path)
+    assert previous is None and why.startswith(f"its {records.RECORD} is {kind} (") and says in why, why
+    assert run._why_regrade(previous, "c0ffee", "0fficial", {}) == "new"  # graded: nothing of it is trusted
     stderr = capsys.readouterr().err
-    assert f"{tmp_path / batch.RECORD} is {kind}" in stderr and "graded again" in stderr, stderr
+    assert f"{tmp_path / records.RECORD} is {kind}" in stderr and "graded again" in stderr, stderr

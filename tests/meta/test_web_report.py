@@ -1,4 +1,4 @@
-"""The class report's web pages (grader/webreport.py, grader/sidebyside.py, grader/markup.py).
+"""The class report's web pages (grader/batch/webreport.py, grader/batch/sidebyside.py, grader/batch/markup.py).
 
 Fast: a made-up class (no grading) whose every string a submission chooses (its name, its source, the messages its
 failures earned, the names of its files) carries markup and script, written as pages and read back as a browser's
@@ -25,9 +25,10 @@ try:
 except ImportError:  # the `dev` extra's: the fast tests need none, the slow ones skip saying so (browser.unavailable)
     By = None
 
-from grader import copycheck, scoring, sidebyside, webreport
-from grader.classreport import Fingerprints, Similar
-from grader.markup import Html, html, join, text
+from grader import copycheck, scoring
+from grader.batch import sidebyside, webreport
+from grader.batch.classreport import Fingerprints, Similar
+from grader.batch.markup import Html, html, join, text
 from grader.matches import FunctionMatch, Matches
 from grader.outcome import Outcome
 from grader.similarity import Cluster, Pair, Similarity, Span

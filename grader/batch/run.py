@@ -1,14 +1,14 @@
-"""`resource-grader batch FOLDER`: every submission of a folder, graded as Dask tasks (grader/cluster.py).
+"""`resource-grader batch FOLDER`: every submission of a folder, graded as tasks of an engine
+(grader/batch/engine.py: Dask, on this machine or a cluster; grader/batch/task.py the task).
 
 OUT/<name>/results.json for each submission, OUT/grades.csv with one row each (a status column and, for a
 grading that could not finish, the reason; never an aborted batch), the class report OUT/report.md
-(grader/classreport.py) and its web pages, OUT/report.html and OUT/report/ (grader/webreport.py), with the copies
-between students (grader/similarity.py: every pair compared on the digests the gradings return, with a base of past
-submissions at `similarity_base`; OUT/similarity.csv, and grades.csv's similar_to column, never a results.json), and
-beside each results.json a grading.json: what was graded (the submission's content hash, the grader's official hash,
-the options), its outcome and its similarity digest, from which a later batch into the same OUT grades only what is
-new, changed (the submission, the grader after a fix, the options) or did not finish, and keeps the rest, unless told
-to regrade everything.
+(grader/batch/classreport.py) and its web pages, OUT/report.html and OUT/report/ (grader/batch/webreport.py), with
+the copies between students (grader/similarity.py: every pair compared on the digests the gradings return, with a
+base of past submissions at `similarity_base`; OUT/similarity.csv, and grades.csv's similar_to column, never a
+results.json), and beside each results.json a grading.json (grader/batch/records.py): what was graded and its
+outcome, from which a later batch into the same OUT grades only what is new, changed (the submission, the grader
+after a fix, the options) or did not finish, and keeps the rest, unless told to regrade everything.
 """
 
 import csv
@@ -17,105 +17,18 @@ import json
 import sys
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from grader import cluster, registry, similarity
+from grader import registry, similarity
+from grader.batch import classreport, engine, identity, webreport
+from grader.batch.engine import ClusterError
+from grader.batch.records import RECORD, Record, RecordError, read_record
+from grader.batch.submissions import pack, submissions_in
 from grader.grading import printable, write_atomically
 from grader.job import Job, Settings, shared_fingerprinter
-from grader.outcome import Outcome, OutcomeError
+from grader.outcome import ROW_HEADER, Outcome
 from grader.submission import SubmissionError, results_name
-
-RECORD = "grading.json"
-RECORD_VERSION = 1  # of grading.json's form (its outcome has a version of its own: grader/outcome.py)
-ROW_HEADER = ["submission", "status", "total", "seconds", "attempts", "reason", "similar_to"]  # the ids after total
-
-
-class RecordError(ValueError):
-    """A grading.json this grader cannot use, and why: `old` where it is a record of another version (or of none),
-    else it is corrupt. Either way its submission is graded again: nothing is lost but the time."""
-
-    def __init__(self, why: str, *, old: bool = False):
-        super().__init__(why)
-        self.old = old
-
-
-@dataclass(frozen=True)
-class Record:
-    """What a batch keeps of one grading, in OUT/<name>/grading.json: what was graded (the submission's `content`
-    hash, the `grader`'s official hash and its problems' `hashes`, the `options`), its `outcome`, the `worker` that
-    graded it and the `attempts` it took (a worker that died while it graded gives it to another)."""
-
-    content: str
-    grader: str
-    options: dict[str, Any]
-    outcome: Outcome
-    hashes: dict[str, str] = field(default_factory=dict)
-    worker: str = ""
-    attempts: int = 1
-
-    def to_data(self) -> dict[str, Any]:
-        return {"version": RECORD_VERSION, "content": self.content, "grader": self.grader, "options": self.options,
-                "hashes": self.hashes, "worker": self.worker, "attempts": self.attempts,
-                "outcome": self.outcome.to_data()}
-
-    @classmethod
-    def from_data(cls, data: object) -> "Record":
-        """The record `to_data` gave; RecordError, saying why, for anything else."""
-        if not isinstance(data, dict):
-            raise RecordError(f"a {type(data).__name__}, not a record")
-        if data.get("version") != RECORD_VERSION:
-            version = data.get("version")
-            raise RecordError("written by a grader before records had a version" if version is None else
-                              f"of version {version!r}, and this grader reads version {RECORD_VERSION}", old=True)
-        try:
-            return cls(_text(data["content"]), _text(data["grader"]), dict(data["options"]),
-                       Outcome.from_data(data["outcome"]), {str(k): _text(v) for k, v in data["hashes"].items()},
-                       _text(data["worker"]), int(data["attempts"]))
-        except OutcomeError as exc:
-            raise RecordError(f"its outcome is {exc}" if exc.old else str(exc), old=exc.old) from None
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise RecordError(f"{type(exc).__name__}: {exc}") from None
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"a string expected, not {value!r:.80}")
-    return value
-
-
-def read_record(path: Path) -> Record | None:
-    """The grading.json at `path`, None where there is none; RecordError where it cannot be used, saying why."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise RecordError(f"unreadable ({exc.strerror or exc})") from None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise RecordError(f"not JSON ({exc})") from None
-    return Record.from_data(data)
-
-
-def submissions_in(folder: Path) -> list[Path]:
-    """The submissions in `folder` (its sub-folders and .zip files), refused where two would write their results
-    to the same folder (`alice/` beside `alice.zip`): one's results would be lost."""
-    if not folder.is_dir():
-        raise SubmissionError(f"{folder} is not a folder of submissions")
-    found = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
-    if not found:
-        raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
-    by_folder: dict[str, list[str]] = {}
-    for submission in found:
-        by_folder.setdefault(results_name(submission), []).append(submission.name)
-    clashes = [" and ".join(names) for names in by_folder.values() if len(names) > 1]
-    if clashes:
-        raise SubmissionError(f"{folder}: {'; '.join(clashes)} would write their results to the same folder: "
-                              "rename one")
-    return found
 
 
 def _previous(where: Path) -> tuple[Record | None, str | None]:
@@ -147,7 +60,7 @@ def _why_regrade(previous: Record | None, content: str, official: str, options: 
 
 
 def _touched(previous: Record, hashes: dict[str, str], ids: list[str]) -> list[str] | None:
-    """The problems of `ids` a grader change touched, where it touched their own files alone (cluster.problem_hashes)
+    """The problems of `ids` a grader change touched, where it touched their own files alone (identity.problem_hashes)
     and the earlier grading was scored without a flag: those alone need grading again. None: all of them."""
     before = previous.hashes
     if previous.outcome.status != "ok" or not before or before.get("") != hashes[""]:
@@ -170,11 +83,9 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
     grades it; `settings`: the job as this machine resolved it. Submissions whose grading.json says they were
     graded with the same content, grader and options keep their results, unless `regrade`. Then every pair of
     submissions is compared for copies between students (and each with `similarity_base`'s submissions). Raises
-    cluster.ClusterError when the cluster cannot grade (a worker refused), SubmissionError when `folder` or
+    ClusterError when the cluster cannot grade (a worker refused), SubmissionError when `folder` or
     `similarity_base` cannot be read."""
     from tqdm import tqdm
-
-    from grader import classreport, webreport
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
@@ -189,9 +100,9 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
                   "so that no submission reads another's files or results", file=sys.stderr)
     ids = job.ids
     chosen = [registry.BY_ID[i] for i in ids]
-    official, hashes = cluster.official_hash(), cluster.problem_hashes()
+    official, hashes = identity.official_hash(), identity.problem_hashes()
     job = replace(job, batch=uuid.uuid4().hex[:12], official=official,
-                  secret_check=cluster.secret_check(settings.secret), cpu_shares=jobs if scheduler is None else None)
+                  secret_check=identity.secret_check(settings.secret), cpu_shares=jobs if scheduler is None else None)
     options = job.options()
 
     outcomes: dict[str, Outcome] = {}
@@ -204,7 +115,7 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
         where = out / results_name(submission)
         previous, refused = _previous(where)
         try:
-            data = cluster.pack(submission)
+            data = pack(submission)
         except SubmissionError as exc:  # a folder with a file too large to send: read nothing of it
             outcomes[submission.name] = outcome = Outcome.unreadable(submission.name, str(exc))
             write_atomically(where / "results.json", json.dumps(outcome.results(), indent=1))
@@ -228,9 +139,9 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
     found = classreport.Fingerprints()
     if not job.fingerprints:
         found.skipped = "turned off (`--no-fingerprints`)"
-    with cluster.Engine(scheduler, jobs, retries) as engine:
-        run.engine = engine.where
-        engine.check_workers(job)
+    with engine.open_engine(scheduler, jobs, retries) as running:
+        run.engine = running.where
+        engine.check_workers(running, job)
         if todo and job.fingerprints and scheduler is None:
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
@@ -238,7 +149,7 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
         tasks = [(partly.get(s.name) or job.of(s.name), data) for s, data, _ in todo]
         start = time.monotonic()
         with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
-            for index, future in engine.completed(tasks):
+            for index, future in engine.completed(running, tasks):
                 submission, _, content = todo[index]
                 worker, outcome = _answer(future, submission.name)
                 _write(out / results_name(submission), outcome)
@@ -247,9 +158,9 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
                 bar.set_postfix_str(submission.name[:40])
                 bar.update()
         run.seconds = time.monotonic() - start
-        starts = engine.starts(job.batch)
+        starts = engine.starts(running, job.batch)
         if job.fingerprints and todo:
-            found.descriptions, found.skipped = engine.descriptions(job)
+            found.descriptions, found.skipped = engine.descriptions(running, job)
     for submission, _, _ in todo:
         record = records.get(submission.name)
         if record is None:
@@ -274,7 +185,7 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
                                  similar_to="; ".join(similar.found.similar_to(s.name))) for s in submissions]
     with open(out / "grades.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(ROW_HEADER[:3] + ids + ROW_HEADER[3:])
+        writer.writerow([*ROW_HEADER[:3], *ids, *ROW_HEADER[3:]])
         writer.writerows(rows)
     ordered = [outcomes[s.name] for s in submissions]
     report = classreport.write(out, ordered, chosen, found, run, similar)
@@ -296,8 +207,6 @@ def _similar(submissions: list[Path], outcomes: dict[str, Outcome], modules: lis
              base: dict[str, dict]):
     """The copies between the class's submissions on `modules`, from the digests their gradings returned (kept in
     their grading.json), and with the `base`'s: a classreport.Similar."""
-    from grader import classreport
-
     digests, missing = {}, {}
     for submission in submissions:
         outcome = outcomes[submission.name]
@@ -314,9 +223,9 @@ def _similar(submissions: list[Path], outcomes: dict[str, Outcome], modules: lis
 
 
 def _answer(future, name: str) -> tuple[str, Outcome]:
-    """The worker and the outcome of a task (cluster.grade_task's answer), or, when the task did not finish (its
-    worker died too often: Dask's KilledWorker; any other failure of the engine), an error outcome with the reason.
-    Raises cluster.ClusterError where the worker refused the task."""
+    """The worker and the outcome of a task (grader/batch/task.py `grade_task`'s answer), or, when the task did not
+    finish (its worker died too often: Dask's KilledWorker; any other failure of the engine), an error outcome with the
+    reason. Raises ClusterError where the worker refused the task."""
     try:
         answer = json.loads(future.result())
     except Exception as exc:  # noqa: BLE001 - one submission's failure never stops the batch
@@ -329,7 +238,7 @@ def _answer(future, name: str) -> tuple[str, Outcome]:
             reason = f"the grading task failed ({kind}: {exc})"
         return "", Outcome.failed(name, reason)
     if "refused" in answer:
-        raise cluster.ClusterError(answer["refused"])
+        raise ClusterError(answer["refused"])
     return answer["worker"], Outcome.from_data(answer["outcome"])
 
 

@@ -1,10 +1,10 @@
 """Two modules side by side, as MOSS shows a pair: each matched region (grader/similarity.py's Span: lines of the
 first side, lines of the second) coloured alike on both sides, its number linked to where it starts on the other, for
-the class report's pages (grader/webreport.py, whose style colours the regions' classes r0 to r7).
+the class report's pages (grader/batch/webreport.py, whose style colours the regions' classes r0 to r7).
 
 A module is listed as Python reads and numbers it (`python_lines`), so that the line numbers of the copy check and of
 the similarity digests (which keep the original lines) name the lines shown; every line goes into the page through
-grader/markup.py, as text.
+grader/batch/markup.py, as text.
 """
 
 import io
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import copycheck
-from grader.markup import Html, html, join, text
+from grader.batch.markup import Html, html, join, text
 from grader.similarity import Span
 from grader.submission import SubmissionError, read_modules
 

@@ -1,5 +1,5 @@
 """The class report as web pages, for course staff: OUT/report.html and its pages in OUT/report/, written by
-`resource-grader batch` beside report.md (grader/classreport.py), from the same findings and the submissions' own
+`resource-grader batch` beside report.md (grader/batch/classreport.py), from the same findings and the submissions' own
 results.json files (what each student read).
 
     report.html             the class: a histogram of the totals and of each problem (SVG); every behaviour with its
@@ -19,7 +19,7 @@ results.json files (what each student read).
 The pages open from disk, with no server and no network: no file is fetched, the plots are inline SVG, and each page
 carries its style and its one script (sorting the tables) inline, with a Content-Security-Policy that allows no
 script or style but those two (by their SHA-256) and nothing from anywhere (`default-src 'none'`). Every string that
-came from a submission (its source, the messages it earned, its name) is put into a page through grader/markup.py,
+came from a submission (its source, the messages it earned, its name) is put into a page through grader/batch/markup.py,
 escaped as text: markup or script planted in it shows as text and never runs.
 
 For course staff only: the pages show the reference's and the oracles' source beside copies of them; no student
@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, copycheck, registry, similarity
-from grader.classreport import Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
-from grader.markup import Html, html, join, text
+from grader.batch.classreport import Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
+from grader.batch.markup import Html, html, join, text
+from grader.batch.sidebyside import Sources, listing, side_by_side
 from grader.outcome import Outcome
-from grader.sidebyside import Sources, listing, side_by_side
 from grader.similarity import Pair, Span
 from grader.submission import results_name
 
