@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import get_type_hints
+from typing import cast, get_type_hints
 
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
@@ -214,13 +214,14 @@ def kill_tree(root: int, *, spare_root: bool = False) -> None:
 def _descendants(root: int) -> set[int]:
     """`root` and the live processes below it."""
     children: dict[int, list[int]] = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
+            stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(pid))
-    tree, todo = set(), [root]
+        children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(entry))
+    tree: set[int] = set()
+    todo = [root]
     while todo:
         pid = todo.pop()
         if pid not in tree:
@@ -299,9 +300,9 @@ def _check_record(record: dict, number: int, result: RunResult, collected_ids: s
         result.report_faults.append(f"report line {number}: a malformed record for {nodeid!r}"
                                     + (f" ({why})" if record.get("outcome") in OUTCOMES else ""))
     else:
-        result.records[nodeid] = record
+        result.records[str(nodeid)] = cast(ReportRecord, record)  # malformed() found it one
         result.ran_out.update({k: v for k, v in record.get("ran_out", {}).items()
                                if isinstance(k, str) and isinstance(v, str)})
-        name = nodeid.split("::", 1)[-1]
+        name = str(nodeid).split("::", 1)[-1]
         seen = {line.split("] ", 1)[-1] for line in result.evidence}
         result.evidence += [f"[{name}] {text}" for text in map(str, record.get("evidence", [])) if text not in seen]

@@ -9,6 +9,7 @@ run was killed at the submission's time limit) has failed.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from grader import messages, registry
@@ -274,7 +275,7 @@ NAME_WIDTH = 58
 
 
 def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset(),
-          known: list[KnownMistake] = (), *, lead: list[str] = (), missing: frozenset[str] = frozenset(),
+          known: Sequence[KnownMistake] = (), *, lead: Sequence[str] = (), missing: frozenset[str] = frozenset(),
           broken: dict[str, str] | None = None, failures: bool = True) -> str:
     """The score table per problem, with its behaviours under it, the modules that do not import (`broken`:
     problem -> one line), the known mistakes the submission's answers match (`known`), then, with `failures`,
@@ -384,7 +385,7 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES,
+def behaviour_output(b: BehaviourScore, known: Sequence[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES,
                      broken: str | None = None, missing: bool = False) -> str:
     """What Gradescope shows under a behaviour: how many of its tests passed, the known mistakes that explain
     its failures (`known`), then each distinct failure once, with the tests that failed with it; where the
@@ -434,7 +435,7 @@ def grader_errors(scores: list[ProblemScore]) -> list[str]:
 
 
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,
-                 known: list[KnownMistake] = (), fingerprinted: dict | None = None,
+                 known: Sequence[KnownMistake] = (), fingerprinted: dict | None = None,
                  broken: dict[str, str] | None = None, missing: frozenset[str] = frozenset(),
                  per_problem: dict[str, dict[str, float]] | None = None) -> dict:
     """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest

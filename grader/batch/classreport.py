@@ -19,9 +19,11 @@ Only submissions with a score (status ok or review) count; the others are listed
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from grader.matches import Matches
 from grader.outcome import SCORED, Outcome
+from grader.similarity import Pair, Similarity
 
 SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
 SHOWN_PAIRS = 40  # similar pairs in the report (the strongest); every one in similarity.csv
@@ -74,6 +76,7 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, axes = plt.subplots(figsize=(6, 3.2), dpi=100)
     bins = [out_of * i / 10 for i in range(11)]
@@ -82,7 +85,7 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
     axes.set_xlabel(f"score (out of {out_of:g})")
     axes.set_ylabel("submissions")
     axes.set_title(title)
-    axes.yaxis.get_major_locator().set_params(integer=True)
+    cast(MaxNLocator, axes.yaxis.get_major_locator()).set_params(integer=True)  # the default, AutoLocator, is one
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
@@ -193,7 +196,7 @@ class Similar:
     where the comparison did not run, `skipped` says why), `not_compared` (submissions without a digest, and
     why), `seconds` (the comparison's), `thresholds` (how a pair is reported, in words)."""
 
-    found: object = None
+    found: Similarity | None = None
     skipped: str | None = None
     not_compared: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
@@ -242,7 +245,7 @@ def write(out: Path, graded: list[Outcome], problems, fingerprints: Fingerprints
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",
              f"{len(graded)} submissions, {len(scored)} with a score (status ok or review)."]
-    others = {}
+    others: dict[str, list[str]] = {}
     for g in graded:
         if g.status not in SCORED:
             others.setdefault(g.status, []).append(g.name)
@@ -344,7 +347,7 @@ def run_lines(run: Run) -> list[str]:
     return lines
 
 
-def _lines_of(pair, side: str) -> str:
+def _lines_of(pair: Pair, side: str) -> str:
     """The matched line ranges of one side of a pair, in the order of the other side's: "module.py 10-24; 31-35"."""
     ranges = [getattr(span, f"{side}_lines") for span in pair.spans]
     return f"{pair.module}.py " + "; ".join(f"{a}-{b}" for a, b in ranges) if ranges else "-"
@@ -388,16 +391,15 @@ SIMILARITY_COLUMNS = ["problem", "strength", "submission_a", "lines_a", "submiss
                       "b_own", "share", "longest_run", "statements_in_order", "cluster", "from_base"]
 
 
-def write_similarity_csv(path: Path, found) -> None:
+def write_similarity_csv(path: Path, found: Similarity) -> None:
     """One row per reported pair, strongest first: the matched line ranges of each side in the same order
     ("module.py 10-24; 31-35"), the figures, the cluster it is part of ("problem-N: its members")."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(SIMILARITY_COLUMNS)
         for pair in found.pairs:
-            cluster = found.clusters[pair.cluster] if pair.cluster is not None else None
+            joined = None if pair.cluster is None else found.clusters[pair.cluster]
+            cluster = f"{joined.problem}-{(pair.cluster or 0) + 1}: {' '.join(joined.members)}" if joined else ""
             writer.writerow([pair.problem, f"{pair.strength:.2f}", pair.a, _lines_of(pair, "a"), pair.b,
                              _lines_of(pair, "b"), pair.shared, pair.a_own, pair.b_own, f"{pair.share:.2f}",
-                             pair.longest, pair.in_order,
-                             f"{cluster.problem}-{pair.cluster + 1}: {' '.join(cluster.members)}" if cluster else "",
-                             pair.from_base])
+                             pair.longest, pair.in_order, cluster, pair.from_base])

@@ -121,7 +121,7 @@ def open_engine(address: str | None, jobs: int, retries: int) -> Iterator[Engine
 class PoolEngine:
     """A thread pool of `jobs` running the task functions (where Dask distributed is not installed)."""
 
-    address = None
+    address: str | None = None
 
     def __init__(self, jobs: int):
         self.jobs = jobs

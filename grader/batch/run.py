@@ -14,11 +14,13 @@ after a fix, the options) or did not finish, and keeps the rest, unless told to 
 import csv
 import hashlib
 import json
+import os
 import sys
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from grader import registry, similarity
 from grader.batch import classreport, engine, identity, webreport
@@ -85,126 +87,153 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
     submissions is compared for copies between students (and each with `similarity_base`'s submissions). Raises
     ClusterError when the cluster cannot grade (a worker refused), SubmissionError when `folder` or
     `similarity_base` cannot be read."""
-    from tqdm import tqdm
-
-    command_started = time.monotonic()
+    started = time.monotonic()
     submissions = submissions_in(folder)
     past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in settings.layers.active and "namespaces" not in settings.layers.active:
-        import os
-
         for private in (folder, out):  # a grading sees every file that other users may read
             os.chmod(private, os.stat(private).st_mode & 0o700)
             print(f"resource-grader batch: {private} made private to the grader's user (mode 0700), "
                   "so that no submission reads another's files or results", file=sys.stderr)
-    ids = job.ids
-    chosen = [registry.BY_ID[i] for i in ids]
-    official, hashes = identity.official_hash(), identity.problem_hashes()
-    job = replace(job, batch=uuid.uuid4().hex[:12], official=official,
+    job = replace(job, batch=uuid.uuid4().hex[:12], official=identity.official_hash(),
                   secret_check=identity.secret_check(settings.secret), cpu_shares=jobs if scheduler is None else None)
-    options = job.options()
-
-    outcomes: dict[str, Outcome] = {}
-    records: dict[str, Record] = {}
-    todo: list[tuple[Path, bytes, str]] = []
-    partly: dict[str, Job] = {}  # submission -> its job, where a grader fix touched some problems alone
-    regrades: list[classreport.Regrade] = []
-    kept: list[str] = []
+    run = _Batch(out, job, identity.problem_hashes())
     for submission in submissions:
-        where = out / results_name(submission)
+        run.plan(submission, regrade)
+    with engine.open_engine(scheduler, jobs, retries) as running:
+        run.grade(running)
+    run.report.command_seconds = time.monotonic() - started
+    rows = run.write_reports(submissions, past, similarity_base)
+    kept = f" ({len(run.report.kept)} kept from an earlier batch)" if run.report.kept else ""
+    print(f"{rows} submissions graded{kept} on {run.report.engine}; {out / 'grades.csv'}; class report "
+          f"{out / 'report.md'} and {run.pages}")
+    return 0
+
+
+@dataclass
+class _Batch:
+    """One batch into `out`: what each submission needs (`plan`), its gradings on an engine (`grade`), the files
+    written from them (`write_reports`)."""
+
+    out: Path
+    job: Job
+    hashes: dict[str, str]  # identity.problem_hashes, for the records
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    records: dict[str, Record] = field(default_factory=dict)
+    todo: list[tuple[Path, Job, bytes, str]] = field(default_factory=list)  # submission, its job, data, content
+    regrades: list[classreport.Regrade] = field(default_factory=list)
+    report: classreport.Run = field(default_factory=classreport.Run)
+    found: classreport.Fingerprints = field(default_factory=classreport.Fingerprints)
+    pages: Path | str = "no web pages"
+
+    def plan(self, submission: Path, regrade: bool) -> None:
+        """Keep `submission`'s earlier results where they stand, else put it in `todo` (with why, where it was
+        graded before); one that cannot be packed is unreadable at once."""
+        where = self.out / results_name(submission)
         previous, refused = _previous(where)
         try:
             data = pack(submission)
         except SubmissionError as exc:  # a folder with a file too large to send: read nothing of it
-            outcomes[submission.name] = outcome = Outcome.unreadable(submission.name, str(exc))
+            self.outcomes[submission.name] = outcome = Outcome.unreadable(submission.name, str(exc))
             write_atomically(where / "results.json", json.dumps(outcome.results(), indent=1))
-            continue
+            return
         content = hashlib.sha256(data).hexdigest()
-        why = refused or ("--regrade" if regrade and previous else _why_regrade(previous, content, official, options))
-        if why is None and previous and (where / "results.json").exists():
-            outcomes[submission.name], records[submission.name] = previous.outcome, previous
-            kept.append(submission.name)
-            continue
-        touched = _touched(previous, hashes, ids) if previous and why == "the grader changed" else None
+        why = refused or ("--regrade" if regrade and previous else
+                          _why_regrade(previous, content, self.job.official or "", self.job.options()))
+        if previous is not None and why is None:
+            if (where / "results.json").exists():
+                self.outcomes[submission.name], self.records[submission.name] = previous.outcome, previous
+                self.report.kept.append(submission.name)
+                return
+            why = "its results.json is missing"
+        job = self.job.of(submission.name)
+        touched = _touched(previous, self.hashes, self.job.ids) if previous and why == "the grader changed" else None
         if previous and touched:
             why = f"the grader changed for {', '.join(touched)} alone: graded again, the other problems' results kept"
-            partly[submission.name] = _partly(job, submission.name, previous, touched)
+            job = _partly(self.job, submission.name, previous, touched)
         if why != "new":
-            regrades.append(classreport.Regrade(submission.name, why, previous and round(previous.outcome.total, 2),
-                                                previous and previous.outcome.status))
-        todo.append((submission, data, content))
+            self.regrades.append(classreport.Regrade(
+                submission.name, why or "", round(previous.outcome.total, 2) if previous else None,
+                previous.outcome.status if previous else None))
+        self.todo.append((submission, job, data, content))
 
-    run = classreport.Run(kept=kept)
-    found = classreport.Fingerprints()
-    if not job.fingerprints:
-        found.skipped = "turned off (`--no-fingerprints`)"
-    with engine.open_engine(scheduler, jobs, retries) as running:
-        run.engine = running.where
-        engine.check_workers(running, job)
-        if todo and job.fingerprints and scheduler is None:
+    def grade(self, running: engine.Engine) -> None:
+        """Every submission of `todo` graded on `running`: its results.json written as it ends, its record once
+        the engine says how many times it was given a worker."""
+        from tqdm import tqdm
+
+        self.report.engine = running.where
+        if not self.job.fingerprints:
+            self.found.skipped = "turned off (`--no-fingerprints`)"
+        engine.check_workers(running, self.job)
+        if self.todo and self.job.fingerprints and running.address is None:
             print("resource-grader batch: the reference's and the catalogued mistakes' answers, for the "
                   "fingerprints", file=sys.stderr)
-            shared_fingerprinter(ids, job.sandbox, job.limits)  # once, for the engine's workers to share
-        tasks = [(partly.get(s.name) or job.of(s.name), data) for s, data, _ in todo]
+            shared_fingerprinter(self.job.ids, self.job.sandbox, self.job.limits)  # once, for the engine's workers
         start = time.monotonic()
-        with tqdm(total=len(todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
-            for index, future in engine.completed(running, tasks):
-                submission, _, content = todo[index]
+        with tqdm(total=len(self.todo), desc="grading", unit="submission", file=sys.stderr, disable=None) as bar:
+            for index, future in engine.completed(running, [(job, data) for _, job, data, _ in self.todo]):
+                submission, _, _, content = self.todo[index]
                 worker, outcome = _answer(future, submission.name)
-                _write(out / results_name(submission), outcome)
-                outcomes[submission.name] = outcome
-                records[submission.name] = Record(content, official, options, outcome, hashes, worker)
+                _write(self.out / results_name(submission), outcome)
+                self.outcomes[submission.name] = outcome
+                self.records[submission.name] = Record(content, self.job.official or "", self.job.options(), outcome,
+                                                       self.hashes, worker)
                 bar.set_postfix_str(submission.name[:40])
                 bar.update()
-        run.seconds = time.monotonic() - start
-        starts = engine.starts(running, job.batch)
-        if job.fingerprints and todo:
-            found.descriptions, found.skipped = engine.descriptions(running, job)
-    for submission, _, _ in todo:
-        record = records.get(submission.name)
-        if record is None:
-            continue
-        records[submission.name] = record = replace(record, attempts=max(len(starts.get(submission.name, [])), 1))
-        write_atomically(out / results_name(submission) / RECORD, json.dumps(record.to_data(), indent=1))
-        run.graded.append(submission.name)
+        self.report.seconds = time.monotonic() - start
+        starts = engine.starts(running, self.job.batch)
+        if self.job.fingerprints and self.todo:
+            self.found.descriptions, self.found.skipped = engine.descriptions(running, self.job)
+        for submission, _, _, _ in self.todo:
+            self._keep(submission, max(len(starts.get(submission.name, [])), 1))
+
+    def _keep(self, submission: Path, attempts: int) -> None:
+        """The record of a grading done now, with the `attempts` it took, written to its grading.json."""
+        record = replace(self.records[submission.name], attempts=attempts)
+        self.records[submission.name] = record
+        write_atomically(self.out / results_name(submission) / RECORD, json.dumps(record.to_data(), indent=1))
+        self.report.graded.append(submission.name)
         if record.worker:  # not a grading lost with its workers
-            run.workers[record.worker] = run.workers.get(record.worker, 0) + 1
+            self.report.workers[record.worker] = self.report.workers.get(record.worker, 0) + 1
         if record.attempts > 1:
-            run.retries[submission.name] = record.attempts - 1
-    run.regrades = [replace(r, after=round(outcomes[r.name].total, 2), status_after=outcomes[r.name].status)
-                    for r in regrades]
-    run.command_seconds = time.monotonic() - command_started
-    for name, outcome in outcomes.items():
-        if outcome.fingerprints is not None:
-            found.per_submission[name] = outcome.fingerprints
-            for function, described in outcome.fingerprints.descriptions.items():  # those matched: what a batch
-                found.descriptions.setdefault(function, {}).update(described)  # that kept every grading describes
-    similar = _similar(submissions, outcomes, [p.module for p in chosen], past)
-    rows = [outcomes[s.name].row(ids, attempts=records[s.name].attempts if s.name in records else 1,
-                                 similar_to="; ".join(similar.found.similar_to(s.name))) for s in submissions]
-    with open(out / "grades.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow([*ROW_HEADER[:3], *ids, *ROW_HEADER[3:]])
-        writer.writerows(rows)
-    ordered = [outcomes[s.name] for s in submissions]
-    report = classreport.write(out, ordered, chosen, found, run, similar)
-    try:
-        pages = webreport.write(out, ordered, chosen, found, similar, paths={s.name: s for s in submissions},
-                                base=similarity_base)
-    except OSError as exc:  # the grades and report.md stand; a batch run again keeps every grading and writes them
-        print(f"resource-grader batch: the class report's web pages could not be written ({exc}); grades.csv and "
-              "report.md are complete, and the same batch run again keeps every grading and writes the pages",
-              file=sys.stderr)
-        pages = "no web pages"
-    kept_line = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
-    print(f"{len(rows)} submissions graded{kept_line} on {run.engine}; {out / 'grades.csv'}; class report {report} "
-          f"and {pages}")
-    return 0
+            self.report.retries[submission.name] = record.attempts - 1
+
+    def write_reports(self, submissions: list[Path], past: dict[str, dict[str, Any]], base: Path | None) -> int:
+        """grades.csv, report.md and the web pages, with the copies between students; the rows written."""
+        self.report.regrades = [replace(r, after=round(self.outcomes[r.name].total, 2),
+                                        status_after=self.outcomes[r.name].status) for r in self.regrades]
+        for name, outcome in self.outcomes.items():
+            if outcome.fingerprints is not None:
+                self.found.per_submission[name] = outcome.fingerprints
+                for function, described in outcome.fingerprints.descriptions.items():  # those matched: what a
+                    self.found.descriptions.setdefault(function, {}).update(described)  # batch that kept all says
+        chosen = [registry.BY_ID[i] for i in self.job.ids]
+        similar = _similar(submissions, self.outcomes, [p.module for p in chosen], past)
+        found = similar.found
+        rows = [self.outcomes[s.name].row(self.job.ids, attempts=self.records[s.name].attempts if s.name in
+                                          self.records else 1,
+                                          similar_to="; ".join(found.similar_to(s.name)) if found else "")
+                for s in submissions]
+        with open(self.out / "grades.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow([*ROW_HEADER[:3], *self.job.ids, *ROW_HEADER[3:]])
+            writer.writerows(rows)
+        ordered = [self.outcomes[s.name] for s in submissions]
+        classreport.write(self.out, ordered, chosen, self.found, self.report, similar)
+        try:
+            self.pages = webreport.write(self.out, ordered, chosen, self.found, similar,
+                                         paths={s.name: s for s in submissions}, base=base)
+        except OSError as exc:  # the grades and report.md stand; a batch run again keeps every grading, writes them
+            print(f"resource-grader batch: the class report's web pages could not be written ({exc}); grades.csv "
+                  "and report.md are complete, and the same batch run again keeps every grading and writes the "
+                  "pages", file=sys.stderr)
+        return len(rows)
 
 
 def _similar(submissions: list[Path], outcomes: dict[str, Outcome], modules: list[str],
-             base: dict[str, dict]):
+             base: dict[str, dict[str, Any]]) -> classreport.Similar:
     """The copies between the class's submissions on `modules`, from the digests their gradings returned (kept in
     their grading.json), and with the `base`'s: a classreport.Similar."""
     digests, missing = {}, {}

@@ -105,11 +105,11 @@ def code_side(side: str, shown: Listing, other: Listing, spans: list[Span]) -> H
     rows = []
     for number, line in enumerate(shown.lines, start=1):
         here = starts.get(number, [])  # the regions that start on this line: the first names the line
-        k = here[0] if here else region.get(number)
+        at: int | None = here[0] if here else region.get(number)
         gutter = join(jump(j, anchor=i > 0) for i, j in enumerate(here)) if here else Html('<span class="gap"></span>')
         rows.append(html('<span class="{cls}" id="{id}"><span class="ln">{number}</span>{gutter}{line}</span>',
-                         cls="line" if k is None else f"line r{k % REGION_COLOURS}" + " start" * bool(here),
-                         id=f"{side}{k + 1}" if here else f"{side}-l{number}", number=number, gutter=gutter,
+                         cls="line" if at is None else f"line r{at % REGION_COLOURS}" + " start" * bool(here),
+                         id=f"{side}{here[0] + 1}" if here else f"{side}-l{number}", number=number, gutter=gutter,
                          line=line))
     note = html('<p class="muted">Shown up to its first {n} bytes or {lines} lines.</p>', n=SHOWN_BYTES,
                 lines=SHOWN_LINES) if shown.truncated else Html("")

@@ -219,7 +219,7 @@ def copies_in(submission: str, review: list[str]) -> list[CopyOf]:
     """The copies of an oracle or of the reference that the review evidence names with their lines, one per source
     file (grader/copycheck.py Match.evidence); a copy found in a decoded literal is none of them (its lines are the
     decoded text's, not the file's)."""
-    found = []
+    found: list[CopyOf] = []
     for line in review:
         head = _COPY_HEAD.match(line)
         if not head or "(decoded from the literal" in line:
@@ -241,7 +241,7 @@ def source_file(module: str, shown: str) -> Path | None:
     if shown == f"reference/{module}.py":
         path = OFFICIAL_ROOT / "reference" / f"{module}.py"
         return path if path.is_file() else None
-    problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
+    problem = next((p.id for p in registry.PROBLEMS if p.module == module), "")
     oracles = (*registry.ORACLES.get(problem, ()), *copycheck.HELPERS.get(problem, ()))
     top = shown.split("/", 1)[0]
     if not shown.endswith(".py") or top not in {name.split(".", 1)[0] for name in oracles}:
@@ -409,10 +409,10 @@ def write(out: Path, graded: list[Outcome], problems: list, fingerprints: Finger
         _submission_page(report, student)
     for name, page in report.pages.items():
         (folder / name).write_text(page, encoding="utf-8")
-    index = out / INDEX
-    index.write_text(html(PAGE, csp=CSP, title="Class report", style=Html(STYLE), script=Html(SCRIPT), home=INDEX,
-                          body=body), encoding="utf-8")
-    return index
+    path = out / INDEX
+    path.write_text(html(PAGE, csp=CSP, title="Class report", style=Html(STYLE), script=Html(SCRIPT), home=INDEX,
+                         body=body), encoding="utf-8")
+    return path
 
 
 def _summary(report: Report) -> Html:

@@ -43,7 +43,9 @@ def locate(path: str, official_root: Path | None = None) -> Path:
     if path == "grader" or path.startswith("grader/"):
         return GRADER_PACKAGE.parent / path
     if official_root is None:
-        from grader import OFFICIAL_ROOT as official_root
+        from grader import OFFICIAL_ROOT
+
+        official_root = OFFICIAL_ROOT
     return official_root / path
 
 

@@ -31,6 +31,7 @@ import ast
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from grader import OFFICIAL_ROOT
 from grader.harness import boundary
@@ -116,7 +117,7 @@ def check(release: Path, root: Path = OFFICIAL_ROOT) -> list[str]:
                  if not (release / w).exists()]
     if (release / "pyproject.toml").exists() and '"reference"' in (release / "pyproject.toml").read_text():
         problems.append("pyproject.toml: still names the reference package")
-    solved = {}
+    solved: dict[str, str] = {}
     for folder in SOLVED:
         for path in sorted((root / folder).rglob("*.py")):
             for dump, name in function_bodies(path.read_text(), str(path)):
@@ -155,8 +156,9 @@ def function_bodies(source: str, filename: str = "<source>") -> list[tuple[str, 
         body = node.body[1:] if _is_docstring(node.body[0]) else node.body
         if is_trivial(body):
             continue
+        fields: dict[str, Any] = {"type_params": getattr(node, "type_params", [])}  # Python 3.12's, where it is
         copy = type(node)(name="_", args=node.args, body=body, decorator_list=node.decorator_list,
-                          returns=node.returns, type_params=getattr(node, "type_params", []))
+                          returns=node.returns, **fields)
         found.append((ast.dump(copy, annotate_fields=False), f"{node.name} (line {node.lineno})"))
     return found
 
