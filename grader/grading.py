@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import copycheck, has_reference, messages, registry, scoring
-from grader.harness.record import ReportRecord
+from grader.harness.record import CollectedTest, ReportRecord
 from grader.job import Settings
 from grader.matches import Matches
 from grader.outcome import Figures, Outcome
@@ -179,7 +179,7 @@ def _beside(graded: list[ProblemScore], kept: list[ProblemScore]) -> list[Proble
     return [by_id[p.id] for p in registry.PROBLEMS if p.id in by_id]
 
 
-def progress_line(problem: str, collected: list[dict], records: dict[str, ReportRecord]) -> str:
+def progress_line(problem: str, collected: list[CollectedTest], records: dict[str, ReportRecord]) -> str:
     """A problem whose tests have all finished, as `grade` shows it while the others run: its score by its
     tests alone (the final table may still set points aside: a module that does not import, a review) and
     the seconds its tests took."""

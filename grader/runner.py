@@ -12,12 +12,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.protocol import json_kinds
-from grader.harness.record import ReportRecord
+from grader.harness.record import Collected, CollectedTest, Finished, ReportRecord
 
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
@@ -49,7 +49,7 @@ class Limits:
 
 @dataclass
 class RunResult:
-    collected: list[dict] = field(default_factory=list)
+    collected: list[CollectedTest] = field(default_factory=list)
     records: dict[str, ReportRecord] = field(default_factory=dict)
     seconds: float = 0.0
     timed_out: bool = False
@@ -245,7 +245,8 @@ def read_report(report: Path, result: RunResult) -> None:
     if not result.timed_out and result.exit_code not in NORMAL_EXITS:
         faults.append(f"pytest exited with code {result.exit_code}")
     lines = report.read_text(encoding="utf-8", errors="replace").splitlines() if report.exists() else []
-    finished, collected_ids = None, set()
+    finished: int | None = None
+    collected_ids: set[str] = set()
     for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
@@ -257,13 +258,19 @@ def read_report(report: Path, result: RunResult) -> None:
         elif finished is not None:
             faults.append(f"report line {number} comes after the run finished")
         elif "collected" in record:
-            if number != 1 or not isinstance(record["collected"], list):
-                faults.append(f"report line {number}: a second or misplaced list of collected tests")
+            why = malformed(record, Collected) or next(
+                (f"a test {why}" for test in record["collected"] if (why := malformed(test, CollectedTest))), None)
+            if number != 1 or why:
+                faults.append(f"report line {number}: a second, misplaced or malformed list of collected tests"
+                              + (f" ({why})" if why else ""))
             else:
-                result.collected = record["collected"]
-                collected_ids = {c.get("nodeid") for c in result.collected if isinstance(c, dict)}
+                result.collected = cast(Collected, record)["collected"]
+                collected_ids = {test["nodeid"] for test in result.collected}
         elif "finished" in record:
-            finished = record["finished"]
+            if why := malformed(record, Finished):
+                faults.append(f"report line {number}: a malformed end of the run ({why})")
+                continue
+            finished = cast(Finished, record)["finished"]
         elif record.get("outcome") == "error":
             faults.append(f"the official tests did not load: {record.get('nodeid')}: {record.get('message')}")
         else:
@@ -276,16 +283,20 @@ def read_report(report: Path, result: RunResult) -> None:
         faults.append(f"pytest finished with status {finished}")
 
 
-def malformed(record: dict) -> str | None:
-    """What in a report's record does not fit ReportRecord (a field missing, unknown, or of another type), or None."""
-    hints = get_type_hints(ReportRecord)
-    missing = [name for name in ("nodeid", "outcome", "message") if name not in record]
+def malformed(record: object, kind: Any = ReportRecord) -> str | None:
+    """What in a report's line does not fit its type `kind` (a TypedDict of record.py: not an object, a field
+    missing, unknown, or of another type), or None."""
+    if not isinstance(record, dict):
+        return f"a {type(record).__name__}, not an object"
+    hints = get_type_hints(kind)
+    missing = [name for name in hints if name in kind.__required_keys__ and name not in record]
     if missing:
         return f"no {missing[0]}"
     for name, value in record.items():
         if name not in hints:
             return f"an unknown field {name!r}"
-        if not isinstance(value, json_kinds(hints[name])):
+        kinds = json_kinds(hints[name])
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # true is no count
             return f"{name} is a {type(value).__name__}"
     return None
 

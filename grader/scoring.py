@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from grader import messages, registry
+from grader.harness.record import CollectedTest
 from grader.matches import Matches
 from grader.runner import RunResult
 
@@ -181,7 +182,7 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
         graded = [c for c in run.collected if c["problem"] == problem.id and not c["gpu"]]
         if not graded:
             continue
-        items: dict[str, list[dict]] = {}  # test function -> its collected items
+        items: dict[str, list[CollectedTest]] = {}  # test function -> its collected items
         for test in graded:
             items.setdefault(_function(test["nodeid"]), []).append(test)
         ran = [(b, [f for f in b.tests if f in items]) for b in problem.behaviours]
@@ -229,7 +230,7 @@ def _passed(text: str, tests: list[TestScore]) -> bool:
     return bool(chosen) and all(t.passed for t in chosen)
 
 
-def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
+def _test_score(run: RunResult, test: CollectedTest, problem: str, share: float, behaviour: str) -> TestScore:
     record = run.records.get(test["nodeid"])
     if record is None:
         status, message = "not run", "did not run: the submission's time limit was reached first"
