@@ -57,6 +57,18 @@ Course staff (not in the student release):
 """
 
 
+def add_worker_options(command, defaults: Limits | None = None) -> None:
+    """The options of the worker that runs a submission's code, declared here once for every command that starts
+    one (grade, batch, compare): its limit per call, its memory, its sandbox."""
+    defaults = defaults or Limits()
+    command.add_argument("--call-timeout", type=float, default=defaults.call_seconds,
+                         help="seconds of the worker's CPU time per call into the submission (wall-clock "
+                              f"backstop: {WALL_FACTOR} times as long)")
+    command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
+                         help="address-space limit of the worker")
+    add_sandbox_options(command)
+
+
 def add_sandbox_options(command) -> None:
     """--sandbox and --no-sandbox, the same for every command that runs a submission (and for doctor)."""
     command.add_argument("--sandbox", choices=MODES, default="auto",
@@ -87,12 +99,7 @@ def _add_common(command, defaults: Limits) -> None:
     command.add_argument("--test-timeout", type=float, default=defaults.test_seconds,
                          help="seconds of the worker's CPU time for the calls of one test (wall-clock backstop: "
                               f"{WALL_FACTOR} times as long)")
-    command.add_argument("--call-timeout", type=float, default=defaults.call_seconds,
-                         help="seconds of the worker's CPU time per call into the submission (wall-clock "
-                              f"backstop: {WALL_FACTOR} times as long)")
-    command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
-                         help="address-space limit of the worker")
-    add_sandbox_options(command)
+    add_worker_options(command, defaults)
     command.add_argument("--secret-file", type=Path, default=None,
                          help="the course secret that seeds the generated inputs (default: $RA_GRADING_SECRET_FILE, "
                               "else $RA_GRADING_SECRET)")
@@ -109,8 +116,8 @@ def staff_commands() -> dict[str, str]:
     return STAFF_COMMANDS if importlib.util.find_spec("grader.staff") is not None else {}
 
 
-def main(argv=None) -> int:
-    staff = staff_commands()
+def parser_of(staff: dict[str, str]) -> argparse.ArgumentParser:
+    """The command line: grade, batch, doctor, and `staff`'s commands (command -> its module)."""
     parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(staff),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -154,6 +161,12 @@ def main(argv=None) -> int:
     add_sandbox_options(d)
     for module in staff.values():  # course staff's commands: not in the student release
         importlib.import_module(module).add_parser(commands)
+    return parser
+
+
+def main(argv=None) -> int:
+    staff = staff_commands()
+    parser = parser_of(staff)
     options = parser.parse_args(argv)
     if options.command == "doctor":
         from grader.harness import doctor

@@ -53,8 +53,7 @@ def _function_lines(name: str, f: Compared, summary: bool) -> list[str]:
 # -- the command -------------------------------------------------------------------------------------------
 
 def add_parser(commands) -> None:
-    from grader.cli import add_sandbox_options
-    from grader.runner import Limits
+    from grader.cli import add_worker_options
 
     c = commands.add_parser("compare", help="course staff: one submission against the reference, function by "
                                             "function, with the catalogued mistakes it matches")
@@ -64,9 +63,7 @@ def add_parser(commands) -> None:
     c.add_argument("--examples", type=int, default=EXAMPLES, help="inputs per function (default 20)")
     c.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the report as JSON")
     c.add_argument("--summary", action="store_true", help="one line per function, no rows")
-    c.add_argument("--call-timeout", type=float, default=Limits().call_seconds, help="seconds per call")
-    c.add_argument("--memory-mb", type=int, default=Limits().worker_memory_mb, help="address-space limit of the worker")
-    add_sandbox_options(c)
+    add_worker_options(c)
 
 
 def run(options) -> int:
