@@ -13,10 +13,13 @@
       thresholds, strongest first, with the matched lines on each side; every pair in OUT/similarity.csv
       (`write_similarity_csv`). For course staff: none of it reaches a results.json, and no score depends on it.
 
-Only submissions with a score (status ok or review) count; the others are listed by status.
+Only submissions with a score (status ok or review) count; the others are listed by status. Every string a
+submission chose (its name, the messages it earned, an error's text) goes into report.md as `literal`: a code span,
+which a Markdown viewer shows as written, never as markup, a link or HTML.
 """
 
 import csv
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -89,6 +92,30 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
+
+
+def literal(text: object, *, cell: bool = False) -> str:
+    """`text` as a Markdown code span on one line: shown as written, whatever markup, link or HTML it holds (its
+    fence is longer than any run of backticks in it); in a table `cell`, its pipes escaped (a GFM table splits
+    its cells before it reads code spans)."""
+    shown = "".join(c if c.isprintable() else " " for c in str(text)).strip() or " "
+    if cell:
+        shown = shown.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", shown)), default=0) + 1)
+    pad = " " if shown[0] == "`" or shown[-1] == "`" else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def _literals(texts: list[str]) -> str:
+    return ", ".join(map(literal, texts))
+
+
+def plain(text: str) -> str:
+    """The grader's prose that may carry a submission's text (why a grading is repeated, say): HTML's and Markdown's
+    characters escaped, so that a viewer shows them as written."""
+    shown = "".join(c if c.isprintable() else " " for c in text)
+    shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|~!#])", r"\\\1", shown)
 
 
 def _times(count: int) -> str:
@@ -250,7 +277,7 @@ def write(out: Path, graded: list[Outcome], problems, fingerprints: Fingerprints
         if g.status not in SCORED:
             others.setdefault(g.status, []).append(g.name)
     for status, names in sorted(others.items()):
-        lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
+        lines.append(f"Status `{status}` (no score, not counted below): {_literals(sorted(names))}.")
 
     lines += ["", "## Scores", "", "| | out of | mean | median | min | max | histogram |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -308,9 +335,9 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
         lines += ["", f"Fingerprints took {sum(seconds) / len(seconds):.1f} s per submission on average "
                       f"(at most {max(seconds):.1f} s; a problem passed is not run again)."]
     if timed_out:
-        lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {', '.join(timed_out)}.")
+        lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {_literals(timed_out)}.")
     for name, error in sorted(failed.items()):
-        lines.append(f"Not fingerprinted: {name}: {error.strip().splitlines()[-1]}")
+        lines.append(f"Not fingerprinted: {literal(name)}: {literal(error.strip().splitlines()[-1])}")
     return lines
 
 
@@ -327,21 +354,21 @@ def run_lines(run: Run) -> list[str]:
                      f"again): {len(run.kept)}.")
     if run.workers:
         lines += ["", "| worker | gradings |", "| --- | ---: |"]
-        lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]
+        lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]  # the operator's addresses
     lines.append("")
     if run.retries:
-        given = ", ".join(f"{name} ({n})" for name, n in sorted(run.retries.items()))
+        given = ", ".join(f"{literal(name)} ({n})" for name, n in sorted(run.retries.items()))
         lines.append(f"Given to another worker after theirs died: {_times(sum(run.retries.values()))}, for {given}.")
     else:
         lines.append("No grading was lost with its worker.")
     if run.regrades:
         moved = [r for r in run.regrades if r.before != r.after or r.status_before != r.status_after]
         lines += ["", f"Graded again: {len(run.regrades)} ("
-                  + "; ".join(f"{r.name}: {r.why}" for r in run.regrades) + ")."]
+                  + "; ".join(f"{literal(r.name)}: {plain(r.why)}" for r in run.regrades) + ")."]
         if moved:
             lines += ["", "| submission | why | before | after |", "| --- | --- | ---: | ---: |"]
-            lines += [f"| {r.name} | {r.why} | {r.before} ({r.status_before}) | {r.after} ({r.status_after}) |"
-                      for r in moved]
+            lines += [f"| {literal(r.name, cell=True)} | {plain(r.why)} | {r.before} ({r.status_before}) | {r.after} "
+                      f"({r.status_after}) |" for r in moved]
         else:
             lines.append("No score moved.")
     return lines
@@ -369,21 +396,24 @@ def similarity_lines(similar: Similar) -> list[str]:
               f"pair's matched lines are side by side; every pair is in [{SIMILARITY_CSV}]({SIMILARITY_CSV}).", ""]
     for i, cluster in enumerate(found.clusters):
         lines.append(f"- cluster {cluster.problem}-{i + 1}: {len(cluster.members)} submissions share one source on "
-                     f"{cluster.problem}: {', '.join(cluster.members)}")
+                     f"{cluster.problem}: {_literals(cluster.members)}")
     if found.clusters:
         lines.append("")
     if found.pairs:
         lines += ["| problem | strength | submission | its lines | submission | its lines | shared | run | "
                   "in order |", "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: |"]
         for pair in found.pairs[:SHOWN_PAIRS]:
-            lines.append(f"| {pair.problem} | {pair.strength:.0%} | {pair.a} | {_lines_of(pair, 'a')} | {pair.b} | "
-                         f"{_lines_of(pair, 'b')} | {pair.shared} | {pair.longest} | {pair.in_order} |")
+            lines.append(f"| {pair.problem} | {pair.strength:.0%} | {literal(pair.a, cell=True)} | "
+                         f"{_lines_of(pair, 'a')} | {literal(pair.b, cell=True)} | {_lines_of(pair, 'b')} | "
+                         f"{pair.shared} | {pair.longest} | {pair.in_order} |")
         if len(found.pairs) > SHOWN_PAIRS:
             lines += ["", f"And {len(found.pairs) - SHOWN_PAIRS} weaker pairs, in {SIMILARITY_CSV}."]
     else:
         lines.append("No pair is past the thresholds.")
+    if similar.not_compared:
+        lines.append("")  # a line right after a table would be read as one of its rows
     for name, why in sorted(similar.not_compared.items()):
-        lines.append(f"Not compared: {name}: {why}.")
+        lines.append(f"Not compared: {literal(name)}: {plain(why)}.")
     return lines
 
 

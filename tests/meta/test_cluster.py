@@ -197,9 +197,9 @@ def test_a_second_batch_grades_only_what_changed(submissions, local, tmp_path):
     rows = {r["submission"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["stubs"]["total"] == rows["reference"]["total"] == local["reference"][0]["total"]
     report = (out / "report.md").read_text()
-    assert "Graded again: 1 (stubs: the submission changed)." in report
+    assert "Graded again: 1 (`stubs`: the submission changed)." in report
     # the resubmission is a copy of the reference: flagged for review by the copy check, its points kept
-    assert f"| stubs | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (review) |" in report
+    assert f"| `stubs` | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (review) |" in report
 
 
 def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
@@ -251,10 +251,10 @@ def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
     again, graded_now, report = batch_in_tree()
     assert graded_now == ["memory"], "flops' own files did not change: its results are kept"
     assert again == first, "the same results, the kept problem's and the graded one's"
-    assert "partial: the grader changed for memory alone" in report.read_text()
+    assert "`partial`: the grader changed for memory alone" in report.read_text()
     fix(tree, "tests/checks.py")  # what every problem's tests share
     _, graded_now, report = batch_in_tree()
-    assert graded_now == ["flops", "memory"] and "partial: the grader changed)" in report.read_text()
+    assert graded_now == ["flops", "memory"] and "`partial`: the grader changed)" in report.read_text()
 
 
 def test_the_throughput_benchmark_runs_and_prints_its_figures():
