@@ -22,12 +22,27 @@ SCORED = ("ok", "review")  # the statuses with a score (the class report counts 
 ROW_HEADER = ("submission", "status", "total", "seconds", "attempts", "reason", "similar_to")  # problems after total
 
 
-class OutcomeError(ValueError):
-    """Data that is not an outcome of this version: `old` where it is one of another version (or of none)."""
+class DataError(ValueError):
+    """Data that is not what a reader reads: `old` where it is of another version (or of none), else corrupt."""
 
     def __init__(self, why: str, *, old: bool = False):
         super().__init__(why)
         self.old = old
+
+
+class OutcomeError(DataError):
+    """Data that is not an outcome of this version."""
+
+
+def versioned(data: object, version: int, what: str, error: type[DataError]) -> dict[str, Any]:
+    """`data` where it is a mapping of `version` (a record of `what`, in words); `error`, saying why, where not."""
+    if not isinstance(data, dict):
+        raise error(f"not {what}: a {type(data).__name__}, not a mapping")
+    found = data.get("version")
+    if found != version:
+        raise error(f"written before {what.split(' ', 1)[-1]}s had a version" if found is None else
+                    f"of version {found!r}, and this grader reads version {version}", old=True)
+    return data
 
 
 @dataclass(frozen=True)
@@ -129,12 +144,7 @@ class Outcome:
     @classmethod
     def from_data(cls, data: object) -> "Outcome":
         """The outcome `to_data` gave; OutcomeError, saying why, for anything else."""
-        if not isinstance(data, dict):
-            raise OutcomeError(f"not an outcome: a {type(data).__name__}, not a mapping")
-        if data.get("version") != VERSION:
-            version = data.get("version")
-            raise OutcomeError("written before outcomes had a version" if version is None else
-                               f"of version {version!r}, and this grader reads version {VERSION}", old=True)
+        data = versioned(data, VERSION, "an outcome", OutcomeError)
         names = {f.name for f in fields(cls)}
         unknown, absent = sorted(data.keys() - names - {"version"}), sorted(names - data.keys())
         if unknown or absent:

@@ -9,19 +9,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.outcome import Outcome, OutcomeError
+from grader.outcome import DataError, Outcome, OutcomeError, versioned
 
 RECORD = "grading.json"
 RECORD_VERSION = 1  # of grading.json's form (its outcome has a version of its own: grader/outcome.py)
 
 
-class RecordError(ValueError):
+class RecordError(DataError):
     """A grading.json this grader cannot use, and why: `old` where it is a record of another version (or of none),
     else it is corrupt. Either way its submission is graded again: nothing is lost but the time."""
-
-    def __init__(self, why: str, *, old: bool = False):
-        super().__init__(why)
-        self.old = old
 
 
 @dataclass(frozen=True)
@@ -46,12 +42,7 @@ class Record:
     @classmethod
     def from_data(cls, data: object) -> "Record":
         """The record `to_data` gave; RecordError, saying why, for anything else."""
-        if not isinstance(data, dict):
-            raise RecordError(f"a {type(data).__name__}, not a record")
-        if data.get("version") != RECORD_VERSION:
-            version = data.get("version")
-            raise RecordError("written by a grader before records had a version" if version is None else
-                              f"of version {version!r}, and this grader reads version {RECORD_VERSION}", old=True)
+        data = versioned(data, RECORD_VERSION, "a record", RecordError)
         try:
             return cls(_text(data["content"]), _text(data["grader"]), dict(data["options"]),
                        Outcome.from_data(data["outcome"]), {str(k): _text(v) for k, v in data["hashes"].items()},

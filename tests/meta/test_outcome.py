@@ -118,13 +118,13 @@ BEFORE_VERSIONS = {"content": "31db", "grader": "3fb9", "options": {"problems": 
 
 
 @pytest.mark.parametrize("text, kind, says", [
-    (json.dumps(BEFORE_VERSIONS), "from an older grader", "written by a grader before records had a version"),
+    (json.dumps(BEFORE_VERSIONS), "from an older grader", "written before records had a version"),
     (json.dumps({**record().to_data(), "version": 99}), "from an older grader", "of version 99"),
     (json.dumps({**record().to_data(), "outcome": {**outcome().to_data(), "version": 99}}), "from an older grader",
      "its outcome is of version 99"),
     (json.dumps(record().to_data())[:-40], "corrupt", "not JSON"),
     ("", "corrupt", "not JSON"),
-    (json.dumps([1, 2]), "corrupt", "a list, not a record"),
+    (json.dumps([1, 2]), "corrupt", "not a record: a list, not a mapping"),
     (json.dumps({**record().to_data(), "attempts": "two"}), "corrupt", "ValueError"),
     (json.dumps({k: v for k, v in record().to_data().items() if k != "hashes"}), "corrupt", "KeyError: 'hashes'"),
 ])
