@@ -46,9 +46,10 @@ JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothe
 # The official pyproject.toml, edited: each (old, new) must match exactly once, so that a change of the
 # official file that this does not know about stops the release instead of shipping something unchecked.
 PYPROJECT_EDITS = (
-    ('packages = ["assignment", "reference", "grader", "grader.fingerprints", "grader.harness", "grader.staff"]',
-     'packages = ["assignment", "grader", "grader.fingerprints", "grader.harness"]'),
+    ('packages = ["assignment", "reference", "grader", "grader.batch", "grader.fingerprints", "grader.harness", '
+     '"grader.staff"]', 'packages = ["assignment", "grader", "grader.batch", "grader.fingerprints", "grader.harness"]'),
     ('[tool.setuptools.package-data]\n"grader.staff" = ["samples/*/*.py", "kit/*"]\n\n', ''),
+    ('exclude = ["^grader/staff/samples/"]  # submissions, not the grader (the release has none)\n', ''),
 )
 
 
