@@ -44,6 +44,7 @@ doctor: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # On pytest-xdist's workers, one per core (WORKERS=0: in one process). Isolated, a test file to a worker (each
 # problem's grading worker starts once); the meta-tests, a file or class to a worker (tests/meta/conftest.py).

@@ -22,12 +22,12 @@ import sys
 from pathlib import Path
 
 from grader import INSTALLED_COPY, has_reference, registry
-from grader.grading import EXIT_STATUS, fingerprinter, fingerprinter_available, grade_submission
+from grader.grading import EXIT_STATUS, grade_submission, printable
 from grader.harness import sandbox
 from grader.harness.cputime import WALL_FACTOR
-from grader.harness.sandbox import Layers
+from grader.job import MODES, Job, Settings, fingerprinter_available, resolve
 from grader.runner import GRADESCOPE_TIMEOUT, Limits, kill_tree
-from grader.seed import SecretError, course_secret
+from grader.seed import SecretError
 from grader.submission import SubmissionError
 
 GRADESCOPE_RESULTS = Path("/autograder/results/results.json")
@@ -57,25 +57,37 @@ Course staff (not in the student release):
 """
 
 
+def add_worker_options(command, defaults: Limits | None = None) -> None:
+    """The options of the worker that runs a submission's code, declared here once for every command that starts
+    one (grade, batch, compare): its limit per call, its memory, its sandbox."""
+    defaults = defaults or Limits()
+    command.add_argument("--call-timeout", type=float, default=defaults.call_seconds,
+                         help="seconds of the worker's CPU time per call into the submission (wall-clock "
+                              f"backstop: {WALL_FACTOR} times as long)")
+    command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
+                         help="address-space limit of the worker")
+    add_sandbox_options(command)
+
+
 def add_sandbox_options(command) -> None:
     """--sandbox and --no-sandbox, the same for every command that runs a submission (and for doctor)."""
-    command.add_argument("--sandbox", choices=["auto", "user", "none"], default="auto",
+    command.add_argument("--sandbox", choices=MODES, default="auto",
                          help="auto: every layer this machine allows (see `resource-grader doctor`); user: the "
                               "separate-user layer alone; none: no sandbox")
     command.add_argument("--no-sandbox", dest="sandbox", action="store_const", const="none",
                          help="the same as --sandbox none")
 
 
-def grade(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-          secret: bytes | None, fingerprints: bool = True) -> int:
-    if not layers.sandboxed:
-        print(layers.describe())
-    found = fingerprinter(problems, layers, limits)[0] if fingerprints else None
-    graded = grade_submission(submission, out, limits, problems, layers, secret, found,
-                              on_problem=lambda line: print(line, file=sys.stderr, flush=True))
-    print(graded.text)
+def grade(submission: Path, out: Path, settings: Settings) -> int:
+    if not settings.layers.sandboxed:
+        print(settings.layers.describe())
+    outcome = grade_submission(submission, out, settings,
+                               on_problem=lambda line: print(line, file=sys.stderr, flush=True))
+    for line in outcome.operator:  # the grader's own lines, for whoever runs it: never in the results
+        print(f"resource-grader [{submission}]: {printable(line)}", file=sys.stderr)
+    print(outcome.table())
     print(f"\nresults written to {out}")
-    return EXIT_STATUS[graded.status]
+    return EXIT_STATUS[outcome.status]
 
 
 def _add_common(command, defaults: Limits) -> None:
@@ -87,12 +99,7 @@ def _add_common(command, defaults: Limits) -> None:
     command.add_argument("--test-timeout", type=float, default=defaults.test_seconds,
                          help="seconds of the worker's CPU time for the calls of one test (wall-clock backstop: "
                               f"{WALL_FACTOR} times as long)")
-    command.add_argument("--call-timeout", type=float, default=defaults.call_seconds,
-                         help="seconds of the worker's CPU time per call into the submission (wall-clock "
-                              f"backstop: {WALL_FACTOR} times as long)")
-    command.add_argument("--memory-mb", type=int, default=defaults.worker_memory_mb,
-                         help="address-space limit of the worker")
-    add_sandbox_options(command)
+    add_worker_options(command, defaults)
     command.add_argument("--secret-file", type=Path, default=None,
                          help="the course secret that seeds the generated inputs (default: $RA_GRADING_SECRET_FILE, "
                               "else $RA_GRADING_SECRET)")
@@ -109,8 +116,8 @@ def staff_commands() -> dict[str, str]:
     return STAFF_COMMANDS if importlib.util.find_spec("grader.staff") is not None else {}
 
 
-def main(argv=None) -> int:
-    staff = staff_commands()
+def parser_of(staff: dict[str, str]) -> argparse.ArgumentParser:
+    """The command line: grade, batch, doctor, and `staff`'s commands (command -> its module)."""
     parser = argparse.ArgumentParser(prog="resource-grader", description=__doc__ + STAFF_USAGE * bool(staff),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -154,12 +161,17 @@ def main(argv=None) -> int:
     add_sandbox_options(d)
     for module in staff.values():  # course staff's commands: not in the student release
         importlib.import_module(module).add_parser(commands)
+    return parser
+
+
+def main(argv=None) -> int:
+    staff = staff_commands()
+    parser = parser_of(staff)
     options = parser.parse_args(argv)
     if options.command == "doctor":
-        from grader.cluster import non_root_doctor
+        from grader.harness import doctor
 
-        print(sandbox.doctor(options.sandbox))
-        print(non_root_doctor())
+        print(doctor.report(options.sandbox))
         return 0
     if options.command in ("release", "gradescope") and INSTALLED_COPY:
         print(f"resource-grader {options.command}: builds from the repository (its README, kit and grader), which "
@@ -171,24 +183,26 @@ def main(argv=None) -> int:
     unknown = [p for p in options.problem or [] if p not in registry.BY_ID]
     if unknown:
         parser.error(f"unknown problem(s) {unknown}; known: {', '.join(registry.BY_ID)}")
-    limits = Limits(options.time_limit, options.test_timeout, options.call_timeout, options.memory_mb)
-    layers = sandbox.detect(options.sandbox)
-    if options.sandbox == "user" and not layers.sandboxed:
-        parser.error(f"--sandbox user: the user layer is not available here: {layers.why_not['user']}")
     # Without the reference (the student release) there is no official grade to protect: always local.
     local = getattr(options, "local", False) or (options.command == "grade" and not has_reference())
+    job = Job(Limits(options.time_limit, options.test_timeout, options.call_timeout, options.memory_mb),
+              tuple(options.problem) if options.problem else None, options.sandbox, options.fingerprints,
+              seeded=not local, secret_file=str(options.secret_file.absolute()) if options.secret_file else None,
+              plain_tcp=getattr(options, "insecure_cluster", False))
+    if options.sandbox == "user" and not sandbox.detect("user").sandboxed:
+        parser.error(f"--sandbox user: the user layer is not available here: {sandbox.detect('user').why_not['user']}")
     try:
-        secret = None if local else course_secret(options.secret_file)
+        settings = resolve(job)
     except SecretError as exc:
         print(f"resource-grader {options.command}: {exc}", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _stop_leaving_nothing)
     if options.command == "grade":
-        return grade(options.submission, options.out or _default_results_path(), limits, options.problem, layers,
-                     secret, options.fingerprints)
+        return grade(options.submission, options.out or _default_results_path(), settings)
     if options.jobs < 1 or options.retries < 0:
         parser.error("--jobs must be at least 1, --retries at least 0")
-    # with --scheduler the workers grade, and each refuses to without a sandbox (grader/cluster.py)
+    # with --scheduler the workers grade, and each refuses to without a sandbox (grader/batch/identity.py)
+    layers = settings.layers
     if not layers.sandboxed and options.sandbox != "none" and options.scheduler is None:
         print(f"resource-grader batch: refusing to run other people's code without a sandbox. {layers.describe()}.\n"
               "Run `resource-grader doctor` for what is missing, or pass --no-sandbox to grade without one.",
@@ -199,18 +213,15 @@ def main(argv=None) -> int:
         print(f"resource-grader batch: --jobs {options.jobs} on {cores} cores: each grading gets "
               f"{cores / options.jobs:.2g} of a CPU, and the class is graded no faster than with --jobs {cores}",
               file=sys.stderr)
-    from grader.batch import batch
-    from grader.cluster import ClusterError
+    from grader.batch.engine import ClusterError
+    from grader.batch.run import batch
 
     try:
-        return batch(options.folder, options.out, limits, options.problem, options.jobs, layers, secret,
-                     options.fingerprints, mode=options.sandbox, scheduler=options.scheduler,
-                     secret_file=options.secret_file, retries=options.retries, regrade=options.regrade,
-                     insecure_cluster=options.insecure_cluster, similarity_base=options.similarity_base)
+        return batch(options.folder, options.out, job, settings, jobs=options.jobs, scheduler=options.scheduler,
+                     retries=options.retries, regrade=options.regrade, similarity_base=options.similarity_base)
     except (SubmissionError, ClusterError) as exc:
         print(f"resource-grader batch: {exc}", file=sys.stderr)
         return 2
-
 
 if __name__ == "__main__":
     sys.exit(main())

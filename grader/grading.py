@@ -1,42 +1,28 @@
 """Grading one submission: its workspace in a sandbox, the official tests run on it (grader/runner.py), the
 score (grader/scoring.py), the review evidence, the fingerprints of what it failed, and its results.json,
-written whatever happens. `resource-grader grade` and `batch` (grader/batch.py, grader/cluster.py) call it."""
+written whatever happens; all of it one Outcome (grader/outcome.py). `resource-grader grade` and `batch`
+(grader/batch/task.py) call it."""
 
-import importlib.util
 import json
 import os
-import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import copycheck, fingerprints, has_reference, messages, registry, scoring
-from grader.harness.sandbox import Layers
+from grader import copycheck, has_reference, messages, registry, scoring
+from grader.harness.record import CollectedTest, ReportRecord
+from grader.job import Settings
 from grader.matches import Matches
+from grader.outcome import Figures, Outcome
 from grader.runner import Limits, RunResult, run_tests
-from grader.scoring import ProblemScore, known_mistakes, results_json, score_run, table
+from grader.scoring import ProblemScore, score_run
 from grader.seed import grading_seed
 from grader.sources import compile_errors, not_started
-from grader.submission import SubmissionError, in_sandbox
+from grader.submission import SubmissionError, Workspace, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
-@dataclass
-class Graded:
-    """One submission's outcome. `status`: ok, review (scored, but the worker's guard saw it do what no solution
-    needs, grader/harness/guard.py: for a person to look at, the evidence in its results.json), unreadable (the
-    submission), error (the grader, or a run whose report cannot be trusted: for a person to look at, never a
-    score)."""
-
-    submission: Path
-    scores: list[ProblemScore]
-    text: str
-    status: str
-    seconds: float
-    fingerprints: Matches | None = None  # the catalogued mistakes its functions match, where they ran
-    untouched: frozenset[str] = frozenset()  # problems left as the stub (sources.not_started): not started
-
 
 # kept from the time limit for what follows the tests, and then the fingerprints: a sandbox's teardown (which waits
 # up to 10 s for the uid's processes to be gone) and writing the results, so that results.json is there in time;
@@ -49,116 +35,142 @@ def reserved(limit: float) -> float:
     return min(TEARDOWN_SECONDS, limit / 4)
 
 
-def grade_submission(submission: Path, out: Path, limits: Limits, problems: list[str] | None, layers: Layers,
-                     secret: bytes | None, fingerprinter=None, cpu_share=None,
-                     operator: list[str] | None = None, on_problem=None, kept: dict | None = None) -> Graded:
-    """Grade one submission in a sandbox and write its results.json, in every case, once every process of
-    the submission is dead. The generated tests draw their inputs from the course `secret` and the
-    submission's modules (None: local mode, the public inputs). With a `fingerprinter` (grader/fingerprints/'s
-    Fingerprinter) the functions of each problem it failed then run again, in a sandbox of their own, on
-    compare's inputs, and the catalogued mistakes their answers match are named beside the failures. What
-    went wrong on the grader's side goes to the operator (stderr; with `operator`, a list, appended to it
-    instead: batch's workers send it back to the coordinator), never into the student's results. The tests
-    stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time limit, counted from
-    here, so that results.json is written within it; with `cpu_share`
-    (grader/cpushare.py) it gets that share of the CPUs. `on_problem(line)` is given a line per problem as
-    its tests finish (its score by the tests alone, and its seconds), while the run goes on. `kept`: the scores and
-    fingerprints (their data, as an earlier grading.json holds them) of problems graded before and not now, which
-    the results show beside those of `problems` (grader/batch.py regrades what a grader fix touched alone)."""
-    start = time.monotonic()
-    notes: list[str] = []
-    scores = []
-    status = "ok"
-    evidence: list[str] = []
-    to_print = operator is None
-    operator = [] if operator is None else operator
+@dataclass
+class _Draft:
+    """What a grading has found so far: its Outcome once it ends, however it ends."""
+
+    name: str
+    status: str = "ok"
+    scores: list[ProblemScore] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    lead: list[str] = field(default_factory=list)
     untouched: frozenset[str] = frozenset()
     missing: frozenset[str] = frozenset()
-    broken: dict[str, str] = {}  # problem -> its module does not import, in one line
-    lead: list[str] = []
-    found = None
-    run = None
+    broken: dict[str, str] = field(default_factory=dict)  # problem -> its module does not import, in one line
+    evidence: list[str] = field(default_factory=list)
+    fingerprints: Matches | None = None
+    operator: list[str] = field(default_factory=list)
+    run: RunResult | None = None
+
+    def outcome(self, seconds: float) -> Outcome:
+        return Outcome(self.name, self.status, seconds, self.scores, self.notes, self.lead, self.untouched,
+                       self.missing, self.broken, self.evidence, self.fingerprints, figures_per_problem(self.run),
+                       operator=self.operator)
+
+
+def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_share=None, on_problem=None,
+                     kept: Outcome | None = None) -> Outcome:
+    """Grade one submission in a sandbox of `settings.layers` and write its results.json, in every case, once every
+    process of the submission is dead; return its Outcome. The generated tests draw their inputs from the course
+    secret (`settings.secret`) and the submission's modules (None: local mode, the public inputs). With a
+    fingerprinter (grader/fingerprints/'s Fingerprinter) the functions of each problem it failed then run again, in
+    a sandbox of their own, on compare's inputs, and the catalogued mistakes their answers match are named beside
+    the failures. What went wrong on the grader's side is in the outcome's `operator` lines, never in the student's
+    results. The tests stop `reserved` seconds (15, or a quarter of a short limit) before the submission's time
+    limit, counted from here, so that results.json is written within it; with `cpu_share` (grader/batch/cpushare.py) it
+    gets that share of the CPUs. `on_problem(line)` is given a line per problem as its tests finish (its score by
+    the tests alone, and its seconds), while the run goes on. `kept`: an earlier grading of the submission whose
+    problems not graded now the results show beside those of `settings.problems` (grader/batch/run.py regrades what a
+    grader fix touched alone)."""
+    limits, secret, fingerprinter = settings.limits, settings.secret, settings.fingerprinter
+    start = time.monotonic()
+    draft = _Draft(submission.name or str(submission))
     try:
-        with in_sandbox(submission, layers, limits.submission_seconds, limits.worker_memory_mb,
+        with in_sandbox(submission, settings.layers, limits.submission_seconds, limits.worker_memory_mb,
                         cpu_share.memory_parent if cpu_share else None) as (box, workspace):
-            markers = " or ".join(problems) if problems else None
-            if not has_reference():  # the student release: the differential tests would only skip
-                markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            untouched = frozenset(name for name, source in modules.items() if not_started(source))
-            broken = compile_errors({name: modules[name] for name in workspace.taken})
+            draft.untouched = frozenset(name for name, source in modules.items() if not_started(source))
+            draft.broken = compile_errors({name: modules[name] for name in workspace.taken})
             seed = None if secret is None else grading_seed(secret, modules)
-            run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
-                            seconds=limits.submission_seconds - reserved(limits.submission_seconds)
-                            - (time.monotonic() - start),
-                            cpu_share=cpu_share,
-                            on_problem=on_problem and (lambda *finished: on_problem(progress_line(*finished))))
-        operator += box.teardown_failures
+            draft.run = run = run_tests(
+                workspace.root, limits, markers=_markers(settings.problems), sandbox=box.spec(), seed=seed,
+                seconds=limits.submission_seconds - reserved(limits.submission_seconds) - (time.monotonic() - start),
+                cpu_share=cpu_share, on_problem=on_problem and (lambda *done: on_problem(progress_line(*done))))
+        draft.operator += box.teardown_failures
         if run.report_faults:
-            status = "error"
-            notes.append(messages.SET_ASIDE)
-            operator += run.report_faults + ["pytest's output:\n" + run.log[-3000:]]
+            draft.status = "error"
+            draft.notes.append(messages.SET_ASIDE)
+            draft.operator += run.report_faults + ["pytest's output:\n" + run.log[-3000:]]
         else:
-            scores = score_run(run)
-            regraded = scores
-            if kept:
-                scores = _beside(scores, scoring.scores_from(kept["scores"]))
-            graded = {p.id for p in scores}
-            broken = {p: line for p, line in (scoring.import_errors(scores) | broken).items() if p in graded}
-            missing = frozenset(m for m in workspace.missing if m in graded)
-            if not workspace.taken:
-                seen = ", ".join(workspace.seen[:8]) + (", ..." if len(workspace.seen) > 8 else "")
-                lead.append(messages.NOTHING_UPLOADED.format(
-                    expected=", ".join(f"{p.id}.py" for p in registry.PROBLEMS),
-                    found=f"It holds: {seen}." if seen else "It is empty (or holds no Python file)."))
-            elif missing:
-                notes.append(messages.NOT_IN_SUBMISSION.format(modules=", ".join(f"{m}.py" for m in sorted(missing))))
-            operator += ["an error of the grading code, not the submission's: " + line
-                         for line in scoring.grader_errors(scores)]
-            if not has_reference():
-                notes.append(messages.LOCAL_TESTS_ONLY)
-            elif secret is None:
-                notes.append(messages.LOCAL_MODE)
-            evidence = run.evidence  # one line per distinct report (grader/runner.py)
-            evidence = evidence + copycheck.evidence(modules)  # copies of an oracle or of the reference
-            if evidence:
-                status = "review"
-                copied = [line for line in evidence if line.startswith("[copy] ")]
-                notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW] * (len(copied) < len(evidence))
-                operator += ["flagged for review: " + line for line in evidence]
+            regraded = _score(draft, run, workspace, kept, local=secret is None)
+            _flag(draft, run.evidence + copycheck.evidence(modules))  # copies of an oracle or of the reference
             if run.timed_out:
-                notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
+                draft.notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
             elif fingerprinter is not None:
-                found = _fingerprint(fingerprinter, submission, regraded, untouched | set(broken), limits, start,
-                                     run.ran_out)
-                if kept and kept.get("fingerprints"):
-                    now = {p.id for p in regraded}
-                    found = found.with_problems_of(Matches.from_data(kept["fingerprints"]),
-                                                   [p.id for p in scores if p.id not in now])
-                operator += [f"fingerprints: {found.error}"] * bool(found.error)
-                evidence += [f"[fingerprints] {line}" for line in found.review]
-                operator += ["flagged for review while fingerprinted: " + line for line in found.review]
-                if found.review and messages.REVIEW not in notes:
-                    status = "review"
-                    notes.append(messages.REVIEW)
+                _add_fingerprints(draft, fingerprinter, submission, regraded, limits, start, kept)
     except SubmissionError as exc:
-        notes.append(messages.UNREADABLE.format(why=exc))
-        status = "unreadable"
+        draft.notes.append(messages.UNREADABLE.format(why=exc))
+        draft.status = "unreadable"
     except Exception:  # the grader's own failure must still leave a results.json
-        notes.append(messages.GRADER_FAILED)
-        operator.append(traceback.format_exc())
-        status = "error"
-    known = known_mistakes(found)
-    sections = dict(lead=lead, missing=missing, broken=broken)
-    text = table(scores, notes, untouched, known, **sections)
-    summary = table(scores, notes, untouched, known, failures=False, **sections)  # the failures are under the tests
-    seconds = time.monotonic() - start
-    write_atomically(out, json.dumps(results_json(scores, seconds=seconds, output=summary, review=evidence, known=known,
-                                                  fingerprinted=_ran(found), broken=broken, missing=missing,
-                                                  per_problem=figures_per_problem(run)), indent=1))
-    for line in operator if to_print else ():
-        print(f"resource-grader [{submission}]: {printable(line)}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds, found, untouched)
+        draft.notes.append(messages.GRADER_FAILED)
+        draft.operator.append(traceback.format_exc())
+        draft.status = "error"
+    outcome = draft.outcome(time.monotonic() - start)
+    write_atomically(out, json.dumps(outcome.results(), indent=1))
+    return outcome
+
+
+def _markers(problems: list[str] | None) -> str | None:
+    """pytest's -m for `problems` (None: all); the student release runs no differential test (they would skip)."""
+    markers = " or ".join(problems) if problems else None
+    if not has_reference():
+        markers = f"({markers}) and not differential" if markers else "not differential"
+    return markers
+
+
+def _score(draft: _Draft, run: RunResult, workspace: Workspace, kept: Outcome | None, *,
+           local: bool) -> list[ProblemScore]:
+    """The scores of a run whose report holds, beside those `kept` of problems not graded now, and what the
+    student reads first and last about the upload and the mode; the scores of this run alone returned."""
+    regraded = score_run(run)
+    draft.scores = _beside(regraded, kept.scores) if kept else regraded
+    graded = {p.id for p in draft.scores}
+    draft.broken = {p: line for p, line in (scoring.import_errors(draft.scores) | draft.broken).items()
+                    if p in graded}
+    draft.missing = frozenset(m for m in workspace.missing if m in graded)
+    if not workspace.taken:
+        seen = ", ".join(workspace.seen[:8]) + (", ..." if len(workspace.seen) > 8 else "")
+        draft.lead.append(messages.NOTHING_UPLOADED.format(
+            expected=", ".join(f"{p.id}.py" for p in registry.PROBLEMS),
+            found=f"It holds: {seen}." if seen else "It is empty (or holds no Python file)."))
+    elif draft.missing:
+        draft.notes.append(messages.NOT_IN_SUBMISSION.format(
+            modules=", ".join(f"{m}.py" for m in sorted(draft.missing))))
+    draft.operator += ["an error of the grading code, not the submission's: " + line
+                       for line in scoring.grader_errors(draft.scores)]
+    if not has_reference():
+        draft.notes.append(messages.LOCAL_TESTS_ONLY)
+    elif local:
+        draft.notes.append(messages.LOCAL_MODE)
+    return regraded
+
+
+def _flag(draft: _Draft, evidence: list[str]) -> None:
+    """`evidence` (one line per distinct report) sends the grading to a person: status review, and the note that
+    says why (a copy, or something no solution needs to do)."""
+    draft.evidence = evidence
+    if evidence:
+        draft.status = "review"
+        copied = [line for line in evidence if line.startswith("[copy] ")]
+        draft.notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW] * (len(copied) < len(evidence))
+        draft.operator += ["flagged for review: " + line for line in evidence]
+
+
+def _add_fingerprints(draft: _Draft, fingerprinter, submission: Path, regraded: list[ProblemScore], limits: Limits,
+                      start: float, kept: Outcome | None) -> None:
+    """The fingerprints of the problems graded now, beside those `kept`; what they saw, as evidence."""
+    found = _fingerprint(fingerprinter, submission, regraded, draft.untouched | set(draft.broken), limits, start,
+                         draft.run.ran_out if draft.run else None)
+    if kept and kept.fingerprints:
+        now = {p.id for p in regraded}
+        found = found.with_problems_of(kept.fingerprints, [p.id for p in draft.scores if p.id not in now])
+    draft.fingerprints = found
+    draft.operator += [f"fingerprints: {found.error}"] * bool(found.error)
+    draft.evidence += [f"[fingerprints] {line}" for line in found.review]
+    draft.operator += ["flagged for review while fingerprinted: " + line for line in found.review]
+    if found.review and messages.REVIEW not in draft.notes:
+        draft.status = "review"
+        draft.notes.append(messages.REVIEW)
 
 
 def _beside(graded: list[ProblemScore], kept: list[ProblemScore]) -> list[ProblemScore]:
@@ -167,7 +179,7 @@ def _beside(graded: list[ProblemScore], kept: list[ProblemScore]) -> list[Proble
     return [by_id[p.id] for p in registry.PROBLEMS if p.id in by_id]
 
 
-def progress_line(problem: str, collected: list[dict], records: dict[str, dict]) -> str:
+def progress_line(problem: str, collected: list[CollectedTest], records: dict[str, ReportRecord]) -> str:
     """A problem whose tests have all finished, as `grade` shows it while the others run: its score by its
     tests alone (the final table may still set points aside: a module that does not import, a review) and
     the seconds its tests took."""
@@ -186,13 +198,15 @@ def sum_per_problem(records, field: str) -> dict[str, float]:
     return sums
 
 
-def figures_per_problem(run: RunResult | None) -> dict[str, dict[str, float]]:
+def figures_per_problem(run: RunResult | None) -> Figures | None:
     """For course staff (results.json's extra_data): the seconds each problem's tests took, the examples its
-    generated tests ran, and the functions that ran out of time."""
-    records = run.records.values() if run else ()
-    return {"seconds_per_problem": {p: round(v, 1) for p, v in sum_per_problem(records, "duration").items()},
-            "examples_per_problem": {p: int(v) for p, v in sum_per_problem(records, "examples").items()},
-            "ran_out_of_time": sorted(run.ran_out) if run else []}  # not called again (grader/harness/client.py)
+    generated tests ran, and the functions that ran out of time (None: no run)."""
+    if run is None:
+        return None
+    records = run.records.values()
+    return Figures({p: round(v, 1) for p, v in sum_per_problem(records, "duration").items()},
+                   {p: int(v) for p, v in sum_per_problem(records, "examples").items()},
+                   sorted(run.ran_out))  # not called again (grader/harness/client.py)
 
 
 def printable(text: str) -> str:
@@ -201,19 +215,11 @@ def printable(text: str) -> str:
     return "".join(c if c == "\n" or c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
-def _ran(found: dict | None) -> dict | None:
-    """For course staff (results.json's extra_data): what the fingerprints ran, where they ran something."""
-    if not found or not (found.ran or found.error):
-        return None
-    return {"problems": found.ran, "seconds": round(found.seconds, 1), "timed_out": found.timed_out,
-            "error": bool(found.error), "ran_out_of_time": found.ran_out}
-
-
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
 
 
 def _fingerprint(fingerprinter, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
-                 limits: Limits, start: float, ran_out: dict[str, str] | None = None) -> dict:
+                 limits: Limits, start: float, ran_out: dict[str, str] | None = None) -> Matches:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
     of its time limit less what is `reserved` (at most limits.fingerprint_seconds; none where less than
     FINGERPRINT_MIN_SECONDS is left), every wait on their workers ending there, and what ran out of time in the
@@ -234,20 +240,3 @@ def write_atomically(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
     partial.write_text(text)
     os.replace(partial, path)
-
-
-def fingerprinter_available() -> bool:
-    """Whether this tree has what the fingerprints need: the reference and the catalogue of mistakes (the course's
-    tree and the autograder zip; not the student release)."""
-    return has_reference() and importlib.util.find_spec("tests.mistakes") is not None
-
-
-def fingerprinter(problems: list[str] | None, layers: Layers, limits: Limits, *, up_front: bool = False):
-    """grader/fingerprints/'s Fingerprinter for `problems` (None: all), or, where there is no reference or no
-    catalogue of mistakes (the student release), why there is none."""
-    if not fingerprinter_available():
-        return None, "they need the reference and the catalogue of mistakes (the course's tree)"
-    return fingerprints.Fingerprinter(problems or [p.id for p in registry.PROBLEMS], layers, limits,
-                                      up_front=up_front), None
-
-

@@ -13,6 +13,7 @@ calibration's output, which a command rewrites: no code of its own) and its seed
 import contextlib
 import hashlib
 import os
+from typing import Any
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, settings
@@ -21,13 +22,14 @@ from grader import grading_budget
 
 # No "explain" phase anywhere: it reruns a failing example many times to annotate it, which turns a run on
 # the stubs from seconds into a minute; the shrunk example is what a student needs.
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow],
+_COMMON: dict[str, Any] = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow],
                phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
 settings.register_profile("dev", max_examples=20, **_COMMON)
 # ci and grade: reproducible (derandomized, no example database, and a failing test reports its first bug,
 # shrunk: the search for further bugs after it lasts up to 10 s of wall time, so that how much it ran, and what it
 # reported, depended on the machine's speed).
-_REPRODUCIBLE = dict(derandomize=True, database=None, print_blob=False, report_multiple_bugs=False, **_COMMON)
+_REPRODUCIBLE: dict[str, Any] = dict(derandomize=True, database=None, print_blob=False, report_multiple_bugs=False,
+                                     **_COMMON)
 settings.register_profile("ci", max_examples=40, **_REPRODUCIBLE)
 # grade: what the grader runs; a test's examples are its budget, or FLOOR (grader/grading_budget.py)
 settings.register_profile("grade", max_examples=grading_budget.FLOOR, **_REPRODUCIBLE)
@@ -50,8 +52,8 @@ def apply_grading_budget(item, at_least: int = 0) -> None:
     """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades, where
     that is at least `at_least` (set once per test function: the items of a parametrized test share it, and so
     do the runs of one process). A test with settings of its own asks `graded_examples` for its budget."""
-    test = getattr(item, "obj", None)
-    examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", None), (None, ""))
+    test: Any = getattr(item, "obj", None)
+    examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", ""), (0, ""))
     if examples and examples < at_least:
         return
     if examples and getattr(test, "is_hypothesis_test", False) and getattr(test, "_grading_budget", None) is None:
@@ -70,7 +72,7 @@ def graded_examples(test_name: str, otherwise: int) -> int:
 
 def seed_generated_test(item, seed: int) -> None:
     """Seed a hypothesis test from the grading seed and its own name (a seed overrides derandomization)."""
-    test = getattr(item, "obj", None)
+    test: Any = getattr(item, "obj", None)
     if getattr(test, "is_hypothesis_test", False):
         name = f"{seed}:{item.module.__name__}:{test.__qualname__}".encode()
         hypothesis.seed(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))(test)

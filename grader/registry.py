@@ -60,14 +60,8 @@ class Behaviour:
     checks: str
     points: float
     tests: tuple[str, ...]
-    requires: tuple[str, ...] | str = ()
+    requires: tuple[str, ...] = ()
     fixed: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def __post_init__(self):
-        if isinstance(self.requires, str):
-            object.__setattr__(self, "requires", (self.requires,) if self.requires else ())
-        object.__setattr__(self, "fixed", {key: (waits,) if isinstance(waits, str) else tuple(waits)
-                                           for key, waits in self.fixed.items()})
 
     def gate(self, function: str, item: str = "") -> tuple[str, ...]:
         """The selectors the pytest item `function[item]` of this behaviour waits for (() for none)."""
@@ -112,10 +106,17 @@ WHOLE_DOMAIN_TESTED = frozenset({("precision", "float_format"), ("benchmarking",
 BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}
 PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
 
+def B(name: str, checks: str, points: float, tests: tuple[str, ...], requires: str | tuple[str, ...] = (),
+      fixed: dict[str, str | tuple[str, ...]] | None = None) -> Behaviour:
+    """A Behaviour as the tables below write it: a single selector as a string."""
+    selectors = (requires,) if isinstance(requires, str) else requires
+    waits = {key: (waits,) if isinstance(waits, str) else tuple(waits) for key, waits in (fixed or {}).items()}
+    return Behaviour(name, checks, points, tests, tuple(s for s in selectors if s), waits)
+
+
 # Each problem's behaviours: (name, what the tests check, points, test functions). The core of each problem
 # carries most of its points; input validation, lecture examples and tests that check only a property (an
 # ordering, a monotone trend: nonsense can pass them) carry little. The handout shows these tables.
-B = Behaviour
 TENSOR_OPS = ("slice", "narrow", "select", "diagonal", "unfold", "transpose", "t", "permute", "unsqueeze", "squeeze",
               "expand", "view", "reshape", "flatten", "contiguous", "index")  # tests/strategies/tensors.py's ops
 F64_EVEN = "test_accumulated_gradient_is_the_full_batch_gradient_float64[gradients]"  # gradient_accumulation's
@@ -688,10 +689,10 @@ def named(problem: str, selectors: tuple[str, ...], mark: str = "'") -> tuple[st
         if behaviour and {f for f, part in chosen if part is None} == set(behaviour.tests):
             phrases.append(f"{mark}{name}{mark}")
         elif behaviour and len(behaviour.tests) == 1 and all(part for _, part in chosen):
-            parts = ", ".join(part.replace("*", "...") for _, part in chosen)
-            phrases.append(f"{mark}{name}{mark} (part{'s' * (len(chosen) > 1)} {parts})")
+            listed_parts = ", ".join((part or "").replace("*", "...") for _, part in chosen)
+            phrases.append(f"{mark}{name}{mark} (part{'s' * (len(chosen) > 1)} {listed_parts})")
         else:
-            by_function: dict[str, list] = {}
+            by_function: dict[str, list[str | None]] = {}
             for function, part in chosen:
                 by_function.setdefault(function, []).append(part)
             for function, parts in by_function.items():

@@ -12,12 +12,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import get_type_hints
+from typing import Any, cast, get_type_hints
 
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.protocol import json_kinds
-from grader.harness.record import ReportRecord
+from grader.harness.record import Collected, CollectedTest, Finished, ReportRecord
 
 OUTCOMES = ("passed", "failed", "skipped")
 NORMAL_EXITS = (0, 1)  # pytest: all passed, some failed
@@ -33,7 +33,7 @@ MARGIN = 60.0  # for what comes before and after the run: the interpreter's star
 SHARE_MARGIN = 15.0  # of the run's seconds, not shared among the problems: pytest's start, a last test's overrun
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """The limits of one grading. A test's and a call's limits are seconds of the worker's own CPU time (its
     whole process tree: grader/harness/client.py), each with a wall-clock backstop WALL_FACTOR times larger; the
@@ -49,7 +49,7 @@ class Limits:
 
 @dataclass
 class RunResult:
-    collected: list[dict] = field(default_factory=list)
+    collected: list[CollectedTest] = field(default_factory=list)
     records: dict[str, ReportRecord] = field(default_factory=dict)
     seconds: float = 0.0
     timed_out: bool = False
@@ -66,7 +66,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     """pytest on the workspace's official tests against its `assignment/`, in isolated mode (in the sandbox
     that `sandbox`, a grader.harness.sandbox spec file, describes), every generated test seeded from `seed` (None:
     the profile's fixed inputs), for at most `seconds` (default: the submission's limit): then every process
-    of the run is killed and the report read as it is. With `cpu_share` (grader/cpushare.py) the run and its
+    of the run is killed and the report read as it is. With `cpu_share` (grader/batch/cpushare.py) the run and its
     worker get that share of the CPUs. With `on_problem`, it is called as `on_problem(problem, collected,
     records)` once every test of a problem has finished (`Progress`), while the run goes on. The report is
     written into the workspace, which the code under test can neither read nor write when it is sandboxed."""
@@ -214,13 +214,14 @@ def kill_tree(root: int, *, spare_root: bool = False) -> None:
 def _descendants(root: int) -> set[int]:
     """`root` and the live processes below it."""
     children: dict[int, list[int]] = {}
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
+            stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue
-        children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(pid))
-    tree, todo = set(), [root]
+        children.setdefault(int(stat[stat.rfind(")") + 2:].split()[1]), []).append(int(entry))
+    tree: set[int] = set()
+    todo = [root]
     while todo:
         pid = todo.pop()
         if pid not in tree:
@@ -244,7 +245,8 @@ def read_report(report: Path, result: RunResult) -> None:
     if not result.timed_out and result.exit_code not in NORMAL_EXITS:
         faults.append(f"pytest exited with code {result.exit_code}")
     lines = report.read_text(encoding="utf-8", errors="replace").splitlines() if report.exists() else []
-    finished, collected_ids = None, set()
+    finished: int | None = None
+    collected_ids: set[str] = set()
     for number, line in enumerate(lines, start=1):
         try:
             record = json.loads(line)
@@ -256,13 +258,19 @@ def read_report(report: Path, result: RunResult) -> None:
         elif finished is not None:
             faults.append(f"report line {number} comes after the run finished")
         elif "collected" in record:
-            if number != 1 or not isinstance(record["collected"], list):
-                faults.append(f"report line {number}: a second or misplaced list of collected tests")
+            why = malformed(record, Collected) or next(
+                (f"a test {why}" for test in record["collected"] if (why := malformed(test, CollectedTest))), None)
+            if number != 1 or why:
+                faults.append(f"report line {number}: a second, misplaced or malformed list of collected tests"
+                              + (f" ({why})" if why else ""))
             else:
-                result.collected = record["collected"]
-                collected_ids = {c.get("nodeid") for c in result.collected if isinstance(c, dict)}
+                result.collected = cast(Collected, record)["collected"]
+                collected_ids = {test["nodeid"] for test in result.collected}
         elif "finished" in record:
-            finished = record["finished"]
+            if why := malformed(record, Finished):
+                faults.append(f"report line {number}: a malformed end of the run ({why})")
+                continue
+            finished = cast(Finished, record)["finished"]
         elif record.get("outcome") == "error":
             faults.append(f"the official tests did not load: {record.get('nodeid')}: {record.get('message')}")
         else:
@@ -275,16 +283,20 @@ def read_report(report: Path, result: RunResult) -> None:
         faults.append(f"pytest finished with status {finished}")
 
 
-def malformed(record: dict) -> str | None:
-    """What in a report's record does not fit ReportRecord (a field missing, unknown, or of another type), or None."""
-    hints = get_type_hints(ReportRecord)
-    missing = [name for name in ("nodeid", "outcome", "message") if name not in record]
+def malformed(record: object, kind: Any = ReportRecord) -> str | None:
+    """What in a report's line does not fit its type `kind` (a TypedDict of record.py: not an object, a field
+    missing, unknown, or of another type), or None."""
+    if not isinstance(record, dict):
+        return f"a {type(record).__name__}, not an object"
+    hints = get_type_hints(kind)
+    missing = [name for name in hints if name in kind.__required_keys__ and name not in record]
     if missing:
         return f"no {missing[0]}"
     for name, value in record.items():
         if name not in hints:
             return f"an unknown field {name!r}"
-        if not isinstance(value, json_kinds(hints[name])):
+        kinds = json_kinds(hints[name])
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # true is no count
             return f"{name} is a {type(value).__name__}"
     return None
 
@@ -299,9 +311,9 @@ def _check_record(record: dict, number: int, result: RunResult, collected_ids: s
         result.report_faults.append(f"report line {number}: a malformed record for {nodeid!r}"
                                     + (f" ({why})" if record.get("outcome") in OUTCOMES else ""))
     else:
-        result.records[nodeid] = record
+        result.records[str(nodeid)] = cast(ReportRecord, record)  # malformed() found it one
         result.ran_out.update({k: v for k, v in record.get("ran_out", {}).items()
                                if isinstance(k, str) and isinstance(v, str)})
-        name = nodeid.split("::", 1)[-1]
+        name = str(nodeid).split("::", 1)[-1]
         seen = {line.split("] ", 1)[-1] for line in result.evidence}
         result.evidence += [f"[{name}] {text}" for text in map(str, record.get("evidence", [])) if text not in seen]

@@ -9,9 +9,11 @@ run was killed at the submission's time limit) has failed.
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from grader import messages, registry
+from grader.harness.record import CollectedTest
 from grader.matches import Matches
 from grader.runner import RunResult
 
@@ -180,7 +182,7 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
         graded = [c for c in run.collected if c["problem"] == problem.id and not c["gpu"]]
         if not graded:
             continue
-        items: dict[str, list[dict]] = {}  # test function -> its collected items
+        items: dict[str, list[CollectedTest]] = {}  # test function -> its collected items
         for test in graded:
             items.setdefault(_function(test["nodeid"]), []).append(test)
         ran = [(b, [f for f in b.tests if f in items]) for b in problem.behaviours]
@@ -228,7 +230,7 @@ def _passed(text: str, tests: list[TestScore]) -> bool:
     return bool(chosen) and all(t.passed for t in chosen)
 
 
-def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
+def _test_score(run: RunResult, test: CollectedTest, problem: str, share: float, behaviour: str) -> TestScore:
     record = run.records.get(test["nodeid"])
     if record is None:
         status, message = "not run", "did not run: the submission's time limit was reached first"
@@ -274,7 +276,7 @@ NAME_WIDTH = 58
 
 
 def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str] = frozenset(),
-          known: list[KnownMistake] = (), *, lead: list[str] = (), missing: frozenset[str] = frozenset(),
+          known: Sequence[KnownMistake] = (), *, lead: Sequence[str] = (), missing: frozenset[str] = frozenset(),
           broken: dict[str, str] | None = None, failures: bool = True) -> str:
     """The score table per problem, with its behaviours under it, the modules that do not import (`broken`:
     problem -> one line), the known mistakes the submission's answers match (`known`), then, with `failures`,
@@ -384,7 +386,7 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES,
+def behaviour_output(b: BehaviourScore, known: Sequence[KnownMistake] = (), lines: int = BEHAVIOUR_OUTPUT_LINES,
                      broken: str | None = None, missing: bool = False) -> str:
     """What Gradescope shows under a behaviour: how many of its tests passed, the known mistakes that explain
     its failures (`known`), then each distinct failure once, with the tests that failed with it; where the
@@ -434,7 +436,7 @@ def grader_errors(scores: list[ProblemScore]) -> list[str]:
 
 
 def results_json(scores: list[ProblemScore], *, seconds: float, output: str, review: list[str] | None = None,
-                 known: list[KnownMistake] = (), fingerprinted: dict | None = None,
+                 known: Sequence[KnownMistake] = (), fingerprinted: dict | None = None,
                  broken: dict[str, str] | None = None, missing: frozenset[str] = frozenset(),
                  per_problem: dict[str, dict[str, float]] | None = None) -> dict:
     """Gradescope's autograder results format: one test per behaviour (its weight the max_score; its pytest

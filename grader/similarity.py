@@ -224,7 +224,7 @@ def compare_class(digests: dict[str, dict], base: dict[str, dict] | None = None,
         names = [n for n, d in digests.items() if module in d]
         base_names = [f"base:{n}" for n, d in (base or {}).items() if module in d]
         sides = [ModuleDigest.from_data(digests[n][module]) for n in names] + \
-            [ModuleDigest.from_data(base[n.removeprefix("base:")][module]) for n in base_names]
+            [ModuleDigest.from_data((base or {})[n.removeprefix("base:")][module]) for n in base_names]
         found.compared[module] = len(names)
         common = _common(sides, len(names))
         found.common[module] = len(common)

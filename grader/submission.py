@@ -9,6 +9,7 @@ the given code, the tests, the reference (where this tree has one: the student r
 import contextlib
 import shutil
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -88,12 +89,12 @@ def is_zip(submission: Path) -> bool:
     return zipfile.is_zipfile(submission)
 
 
-def _read_folder(folder: Path) -> tuple[set[PurePosixPath], callable]:
+def _read_folder(folder: Path) -> tuple[set[PurePosixPath], Callable[[PurePosixPath], bytes]]:
     files = folder_files(folder)
     return set(files), lambda rel: files[rel].read_bytes()
 
 
-def _read_zip(archive: zipfile.ZipFile) -> tuple[set[PurePosixPath], callable]:
+def _read_zip(archive: zipfile.ZipFile) -> tuple[set[PurePosixPath], Callable[[PurePosixPath], bytes]]:
     infos = {PurePosixPath(i.filename): i for i in archive.infolist() if not i.is_dir()}
 
     def read(rel: PurePosixPath) -> bytes:

@@ -1,14 +1,17 @@
 """Fingerprints: the catalogued mistakes (tests/mistakes/) a submission's answers match, function by function,
 named beside its failures for the student and in the class report for staff. What grading calls
-(grader/grading.py `fingerprinter`): `Fingerprinter`, which runs a graded submission's failed functions again,
+(grader/job.py `fingerprinter`): `Fingerprinter`, which runs a graded submission's failed functions again,
 in a sandbox of their own and within what is left of its time limit, on the inputs of comparer.py, whose
 answers are kept between runs (cache.py). `resource-grader compare` (grader/staff/compare.py) is the TAs' view
 of the same engine.
 """
 
+import importlib.util
+from collections.abc import Sequence
 from pathlib import Path
 
-from grader.fingerprints.comparer import EXAMPLES, Comparer, prepare
+from grader import has_reference
+from grader.fingerprints.comparer import EXAMPLES, Compared, Comparer, prepare
 from grader.matches import FunctionMatch, Matches
 
 
@@ -51,6 +54,12 @@ class _DeadlineModule:
         return self._deadline._guarded(getattr(self._module, name))
 
 
+def available() -> bool:
+    """Whether this tree has what the fingerprints need: the reference and the catalogue of mistakes (the course's
+    tree and the autograder zip; not the student release)."""
+    return has_reference() and importlib.util.find_spec("tests.mistakes") is not None
+
+
 def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:
     """A Comparer of `problems` with every catalogued mistake's answers computed up front, so that batch's
     threads share it (they only run submissions in their workers and compare answers)."""
@@ -62,21 +71,21 @@ def class_comparer(problems: list[str], examples: int = EXAMPLES) -> Comparer:
     return comparer
 
 
-def _without_contradictions(functions: list[dict]) -> None:
+def _without_contradictions(functions: list[Compared]) -> None:
     """Keep a function's match only where none of its entries (inputs of several kinds) contradicts it: on
     each entry the student's answers are the mistake's, or the reference's where the mistake answers as the
     reference does. A mistake matched on one kind of input is not named when another kind shows it is not."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, ...], list[Compared]] = {}
     for f in functions:
-        groups.setdefault(tuple(f["names"]), []).append(f)
+        groups.setdefault(tuple(f.names), []).append(f)
     for group in groups.values():
-        allowed = set.intersection(*({m["id"] for m in f["matches"]} |
-                                     (set(f["like_reference"]) if f["agree"] == f["of"] else set()) for f in group))
+        allowed = set.intersection(*({m.id for m in f.matches} |
+                                     (set(f.like_reference) if f.agree == f.of else set()) for f in group))
         for f in group:
-            f["matches"] = [m for m in f["matches"] if m["id"] in allowed]
+            f.matches = [m for m in f.matches if m.id in allowed]
 
 
-def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: list[str] = (),
+def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: Sequence[str] = (),
                 call_seconds: float, memory_mb: int, seconds: float, ran_out: dict[str, str] | None = None) -> Matches:
     """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
     output and the class report): its functions of `problems` run as `compare` runs them (the seam's worker,
@@ -110,16 +119,15 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
                     package.close()
                     result.ran_out = sorted(set(package.worker.timed_out) - set(ran_out or {}))
             result.timed_out = limited.expired
-            result.review = report["review"]
-            for problem in report["problems"]:
-                _without_contradictions([f for f in problem["functions"] if f["comparable"]])
-                for f in problem["functions"]:
-                    if f["comparable"]:
-                        name = f"{problem['problem']}.{f['function']}"
-                        result.functions[name] = FunctionMatch(f["agree"] == f["of"], f["names"],
-                                                               [m["id"] for m in f["matches"]], f["of"])
-                        if f["matches"]:
-                            result.descriptions[name] = {m["id"]: m["description"] for m in f["matches"]}
+            result.review = report.review
+            for found in report.problems:
+                compared = [f for f in found.functions if isinstance(f, Compared)]
+                _without_contradictions(compared)
+                for f in compared:
+                    name = f"{found.problem}.{f.function}"
+                    result.functions[name] = FunctionMatch(f.agree == f.of, f.names, [m.id for m in f.matches], f.of)
+                    if f.matches:
+                        result.descriptions[name] = {m.id: m.description for m in f.matches}
     except SubmissionError as exc:
         result.error = f"unreadable: {exc}"
     except Exception:  # noqa: BLE001 - a fingerprint's failure never stops a grading or a batch

@@ -14,6 +14,8 @@ import dataclasses
 import hashlib
 import math
 import warnings
+from dataclasses import dataclass, field
+from typing import Any
 
 from grader.fingerprints import cache
 
@@ -154,8 +156,10 @@ def short(value, limit: int = 70) -> str:
             out = f"{v:.10g}"
             return out if any(c in out for c in ".einaINA") else out + ".0"
         if dataclasses.is_dataclass(v) and type(v).__name__ in ("HardwareSpec", "TransformerConfig", "FloatFormat"):
+            if type(v).__name__ == "HardwareSpec":
+                return str(v.__dict__["name"])  # a spec sheet by its name
             fields = [f"{f.name}={text(getattr(v, f.name))}" for f in dataclasses.fields(v)][:7]
-            return f"{type(v).__name__}({', '.join(fields)})" if type(v).__name__ != "HardwareSpec" else v.name
+            return f"{type(v).__name__}({', '.join(fields)})"
         return repr(v)
 
     out = text(value)
@@ -165,6 +169,84 @@ def short(value, limit: int = 70) -> str:
 def _call_text(args: tuple, kwargs: dict) -> str:
     parts = [short(a, 200) for a in args] + [f"{k}={short(v, 200)}" for k, v in kwargs.items()]
     return "(" + ", ".join(parts) + ")"
+
+
+# -- the report -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Row:
+    """One input: its call, both answers (shown short) and whether they are equal within the tolerance."""
+
+    input: str
+    student: str
+    reference: str
+    equal: bool
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A catalogued mistake against the student's answers: those of the `of` inputs where it answers as they do."""
+
+    id: str
+    description: str
+    agree: int
+    of: int
+
+
+@dataclass
+class Compared:
+    """One comparable function (or one kind of input of it): each input's row, how many agree with the reference,
+    the first that does not, the catalogued mistakes that `matches` (every input), the `closest` one where none does,
+    and those that answer as the reference does on every input (`like_reference`)."""
+
+    function: str
+    names: list[str]
+    tolerance: str
+    rows: list[Row]
+    agree: int
+    of: int
+    first_divergence: int | None
+    matches: list[Fit]
+    closest: list[Fit]
+    like_reference: list[str]
+    comparable: bool = field(default=True, init=False)
+
+
+@dataclass(frozen=True)
+class NotComparable:
+    """A function compare has no inputs for (it needs a scenario), and why."""
+
+    function: str
+    reason: str
+    comparable: bool = field(default=False, init=False)
+
+
+@dataclass
+class ProblemReport:
+    problem: str
+    functions: list[Compared | NotComparable] = field(default_factory=list)
+    not_started: bool = False  # every function of its module only raises NotImplementedError: nothing compared
+
+    def to_data(self) -> dict[str, Any]:
+        return {"problem": self.problem, "functions": [dataclasses.asdict(f) for f in self.functions],
+                **({"not_started": True} if self.not_started else {})}
+
+
+@dataclass
+class Report:
+    """What `compare` found (and the fingerprints read): per problem, per function; the worker's guard's evidence
+    while it ran (`review`); `submission` and its problem modules `missing`, where the command names them."""
+
+    examples: int
+    problems: list[ProblemReport] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+    submission: str = ""
+    missing: list[str] = field(default_factory=list)
+
+    def to_data(self) -> dict[str, Any]:
+        """As `compare --json` writes it."""
+        return {"examples": self.examples, "problems": [p.to_data() for p in self.problems], "review": self.review,
+                **({"submission": self.submission, "missing": self.missing} if self.submission else {})}
 
 
 # -- the comparison ----------------------------------------------------------------------------------------
@@ -182,8 +264,8 @@ class Comparer:
         self.problems = problems
         self.examples = examples
         self.entries, self.inputs, self.expected = {}, {}, {}
-        self.skipped = {}  # problem -> {function: reason}
-        self._mistake_answers = {}
+        self.skipped: dict[str, dict[str, str]] = {}  # problem -> {function: reason}
+        self._mistake_answers: dict[tuple[str, str, str], list[Any]] = {}
         for problem in problems:
             entries = [e for e in compare_inputs.entries(problem)
                        if not functions or e.name in functions or set(e.names) & set(functions)]
@@ -238,26 +320,27 @@ class Comparer:
             self._mistake_answers[key] = [call(package, problem, entry, *x) for x in self.inputs[(problem, entry.key)]]
         return self._mistake_answers[key]
 
-    def compare(self, package, problems: list[str] | None = None, names: set | None = None,
-                until_unmatched: bool = False) -> dict:
-        """The report (plain data) of `package` (a LocalPackage or the seam's IsolatedPackage) against the
-        reference, with the mistakes that match it; only `problems` and the entries of the public `names`
-        where given. `until_unmatched` (for fingerprints): a function stops at the first input after which
-        it has differed from the reference and no mistake can match it any more (its rows end there)."""
-        report = {"examples": self.examples, "problems": [], "review": []}
+    def compare(self, package, problems: list[str] | None = None, names: set[str] | None = None,
+                until_unmatched: bool = False) -> Report:
+        """The Report of `package` (a LocalPackage or the seam's IsolatedPackage) against the reference, with the
+        mistakes that match it; only `problems` and the entries of the public `names` where given.
+        `until_unmatched` (for fingerprints): a function stops at the first input after which it has differed
+        from the reference and no mistake can match it any more (its rows end there)."""
+        report = Report(self.examples)
         for problem in problems or self.problems:
             if getattr(package, "isolated", False):
                 package.worker.begin_test(f"compare::{problem}", problem)  # a fresh worker per problem, as graded
-            functions = [self._function(package, problem, entry, until_unmatched) for entry in self.entries[problem]
-                         if names is None or set(entry.names) & set(names)]
-            functions += [{"function": name, "comparable": False, "reason": reason}
-                          for name, reason in self.skipped[problem].items() if names is None or name in names]
-            report["problems"].append({"problem": problem, "functions": functions})
+            functions: list[Compared | NotComparable] = [
+                self._function(package, problem, entry, until_unmatched) for entry in self.entries[problem]
+                if names is None or set(entry.names) & set(names)]
+            functions += [NotComparable(name, reason) for name, reason in self.skipped[problem].items()
+                          if names is None or name in names]
+            report.problems.append(ProblemReport(problem, functions))
         if getattr(package, "isolated", False):
-            report["review"] = package.worker.take_evidence()
+            report.review = package.worker.take_evidence()
         return report
 
-    def _function(self, package, problem: str, entry, until_unmatched: bool = False) -> dict:
+    def _function(self, package, problem: str, entry, until_unmatched: bool = False) -> Compared:
         key = (problem, entry.key)
         inputs, expected = self.inputs[key], self.expected[key]
         mistakes = self.mistakes(problem, entry)
@@ -274,21 +357,19 @@ class Comparer:
                 break
         inputs, expected = inputs[:len(got)], expected[:len(got)]
         verdicts = [same(g, e, entry) for g, e in zip(got, expected, strict=True)]
-        rows = [{"input": _call_text(*x), "student": short(g), "reference": short(e), "equal": v}
+        rows = [Row(_call_text(*x), short(g), short(e), v)
                 for x, g, e, v in zip(inputs, got, expected, verdicts, strict=True)]
-        matches, closest = [], []
+        matches: list[Fit] = []
+        closest: list[Fit] = []
         for mistake in mistakes:
             if mistake.id in like_reference:
                 continue
             agree = sum(same(g, a, entry) for g, a in zip(got, answers[mistake.id], strict=False))
-            found = {"id": mistake.id, "description": mistake.description, "agree": agree, "of": len(inputs)}
+            found = Fit(mistake.id, mistake.description, agree, len(inputs))
             (matches if agree == len(inputs) else closest).append(found)
-        closest.sort(key=lambda m: -m["agree"])
-        return {"function": entry.key, "names": list(entry.names), "comparable": True, "tolerance": entry.tolerance,
-                "rows": rows,
-                "agree": sum(verdicts), "of": len(inputs),
-                "first_divergence": next((i for i, v in enumerate(verdicts) if not v), None),
-                "matches": matches, "closest": closest[:1] if not matches and closest and closest[0]["agree"] else [],
-                "like_reference": like_reference}
+        closest.sort(key=lambda m: -m.agree)
+        return Compared(entry.key, list(entry.names), entry.tolerance, rows, sum(verdicts), len(inputs),
+                        next((i for i, v in enumerate(verdicts) if not v), None), matches,
+                        closest[:1] if not matches and closest and closest[0].agree else [], like_reference)
 
 

@@ -297,11 +297,11 @@ def _einops_call(spec: dict) -> tuple:
     tensors = make_inputs(spec)
     if spec["kind"] == "einsum":
         return (*tensors, spec["pattern"]), {}
-    if spec.get("as_list"):  # the input as the list of its slices along the first axis (einops stacks them)
-        tensors = [list(tensors[0].unbind(0))]
+    # the input, or, `as_list`, the list of its slices along the first axis (einops stacks them)
+    given = list(tensors[0].unbind(0)) if spec.get("as_list") else tensors[0]
     if spec["kind"] == "reduce":
-        return (tensors[0], spec["pattern"], spec["reduction"]), dict(spec["axes_lengths"])
-    return (tensors[0], spec["pattern"]), dict(spec["axes_lengths"])
+        return (given, spec["pattern"], spec["reduction"]), dict(spec["axes_lengths"])
+    return (given, spec["pattern"]), dict(spec["axes_lengths"])
 
 
 @st.composite
@@ -340,9 +340,11 @@ def _einops_practice() -> list[Entry]:
     from tests.common.einops_practice import DIFFERENTIAL_TOL, FUNCTIONS, audit_calls
 
     tol = {"float32": (DIFFERENTIAL_TOL,) * 2, "float64": (DIFFERENTIAL_TOL,) * 2}
-    return [Entry(name, st.integers(0, 2**16).map(lambda seed, n=name: (tuple(dict(audit_calls(seed))[n]), {})),
-                  tensor_tol=tol, tolerance=f"rtol {DIFFERENTIAL_TOL:g}, atol {DIFFERENTIAL_TOL:g}", pool=1)
-            for name in FUNCTIONS]
+    def calls_of(name: str):
+        return st.integers(0, 2**16).map(lambda seed: (tuple(dict(audit_calls(seed))[name]), {}))
+
+    tolerance = f"rtol {DIFFERENTIAL_TOL:g}, atol {DIFFERENTIAL_TOL:g}"
+    return [Entry(name, calls_of(name), tensor_tol=tol, tolerance=tolerance, pool=1) for name in FUNCTIONS]
 
 
 # -- activation_checkpointing and benchmarking: their pure functions ----------------------------------------

@@ -156,7 +156,8 @@ def _hold_unreachably(library) -> None:
     import ctypes
     import weakref
 
-    for finalizer in [f for f in list(weakref.finalize._registry) if (f.peek() or (None,))[0] is library]:
+    registry = weakref.finalize._registry  # type: ignore[attr-defined]  # CPython's, not in the stubs
+    for finalizer in [f for f in list(registry) if (f.peek() or (None,))[0] is library]:
         finalizer.detach()
     ctypes.pythonapi.Py_IncRef(ctypes.py_object(library.m))
     library.m = None

@@ -31,7 +31,7 @@ WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__
 RELEASED = ("assignment", "tests", "grader", "handout.md", "conftest.py")
 WITHHELD = (*SOLUTIONS, *STAFF)
 # Released modules that run what WITHHELD holds where it is there, and are not called where it is not: path ->
-# the withheld packages it imports (the fingerprints: grader/grading.py `fingerprinter_available`)
+# the withheld packages it imports (the fingerprints: grader/fingerprints/ `available`)
 RUN_WHERE_PRESENT = {"grader/fingerprints/comparer.py": ("tests.mistakes",)}
 PACKAGED = ("assignment", "reference", "tests", "grader", "conftest.py", "pyproject.toml", "README.md")
 UNPACKAGED = ("tests/meta", "tests/benchmarks", "grader/staff")
@@ -43,7 +43,9 @@ def locate(path: str, official_root: Path | None = None) -> Path:
     if path == "grader" or path.startswith("grader/"):
         return GRADER_PACKAGE.parent / path
     if official_root is None:
-        from grader import OFFICIAL_ROOT as official_root
+        from grader import OFFICIAL_ROOT
+
+        official_root = OFFICIAL_ROOT
     return official_root / path
 
 

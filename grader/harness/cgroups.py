@@ -1,4 +1,4 @@
-"""Where the grader may make cgroups of its own: for a grading's CPU share (grader/cpushare.py) and for the
+"""Where the grader may make cgroups of its own: for a grading's CPU share (grader/batch/cpushare.py) and for the
 memory its workers hold (`memory_group`).
 
 cgroup v1 has a hierarchy per controller: the grader makes its groups below its own group of the `cpu`
@@ -216,7 +216,7 @@ def remove(group: Path) -> list[str]:
 
 def memory_group(memory_mb: int, within: Path | None = None) -> Path | None:
     """A new memory cgroup of `memory_mb` MiB (swap included where it is counted) for one grading's workers: in
-    `within` (a CPU share's group on cgroup v2, grader/cpushare.py: a process is in one group for every
+    `within` (a CPU share's group on cgroup v2, grader/batch/cpushare.py: a process is in one group for every
     controller there), or below the grader's own group (cgroup v1's memory hierarchy, or v2's:
     grader/harness/cgroups.py); None where the grader may make none. The kernel charges it with what the
     workers hold, files in tmpfs and /dev/shm included, and kills one of them past it."""

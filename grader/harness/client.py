@@ -515,13 +515,22 @@ class Worker:
             raise WorkerDied(self.died[key]) from None
         self.test_cpu_used += limit.cpu_used()
         if self.oracle_runs:  # whatever the reply says: the answer is not the code under test's own
-            names = ORACLES.get(self.current_problem, ())
-            labels = {run.partition(" (from ")[0].split(".py:")[0].split(":")[0] for run in self.oracle_runs}
-            ran = [n for n in names if n.rsplit(".", 1)[-1] in labels] or list(names)  # dotted names, no paths
-            places = sorted({run.partition(" (from ")[2].rstrip(")") for run in self.oracle_runs} - {""})
-            where = f", from {', '.join(places[:5])}" if places else ""
-            raise OracleReached(f"the code under test ran the oracle it is graded against ({', '.join(ran[:3])}"
-                                f"{where}): it must work without it")
+            raise self._oracle_reached()
+        return self._value(reply, what)
+
+    def _oracle_reached(self) -> "OracleReached":
+        """What the guard saw run of the problem's oracles during the request, as the test's failure."""
+        names = ORACLES.get(self.current_problem, ())
+        labels = {run.partition(" (from ")[0].split(".py:")[0].split(":")[0] for run in self.oracle_runs}
+        ran = [n for n in names if n.rsplit(".", 1)[-1] in labels] or list(names)  # dotted names, no paths
+        places = sorted({run.partition(" (from ")[2].rstrip(")") for run in self.oracle_runs} - {""})
+        where = f", from {', '.join(places[:5])}" if places else ""
+        return OracleReached(f"the code under test ran the oracle it is graded against ({', '.join(ran[:3])}"
+                             f"{where}): it must work without it")
+
+    def _value(self, reply: Reply, what: str):
+        """A reply's decoded value, or the exception the code under test raised, rebuilt (its printed output
+        noted), or, where it was a function stopped earlier in the run, the timeout that stopped it."""
         if reply.ok:
             try:
                 return codec.decode(reply.value)

@@ -156,6 +156,9 @@ def _has_content(path: str) -> bool:
         os.close(fd)
 
 
+# Long: the hook and every function it calls are closures over state bound here, C functions and constants
+# captured as locals, so that nothing the code under test can reach (a module's names, the builtins, this
+# module's globals) changes what the hook does; split into module-level helpers, each would read globals again.
 def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], oracles: dict[str, tuple[str, ...]],
             kernel_rules: bool = False):
     """Install the guard; the worker's handle on it: `enter(request_id, problem)` before a request (the

@@ -14,7 +14,7 @@ import json
 import struct
 from dataclasses import asdict, dataclass, fields
 from types import UnionType
-from typing import get_args, get_origin
+from typing import IO, Any, cast, get_args, get_origin
 
 HEADER = struct.Struct(">I")
 MAX_MESSAGE = 64 * 2**20  # the largest frame: a tensor of 32 MiB is about 43 MiB of base64
@@ -29,7 +29,7 @@ class ProtocolError(ValueError):
     """A frame that breaks the protocol: too large, unparsable, too deep, or not the reply awaited."""
 
 
-def read_exactly(stream, n: int) -> bytes:
+def read_exactly(stream: IO[bytes], n: int) -> bytes:
     chunks = []
     while n:
         chunk = stream.read(n)
@@ -40,15 +40,15 @@ def read_exactly(stream, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_message(stream) -> dict:
+def read_message(stream: IO[bytes]) -> dict[str, Any]:
     """A request, as the worker reads it (the test process wrote it: trusted)."""
     (length,) = HEADER.unpack(read_exactly(stream, HEADER.size))
     if length > MAX_MESSAGE:
         raise ValueError(f"message of {length} bytes is over the limit")
-    return json.loads(read_exactly(stream, length))
+    return cast(dict[str, Any], json.loads(read_exactly(stream, length)))
 
 
-def parse(body: bytes) -> dict:
+def parse(body: bytes) -> dict[str, Any]:
     """A frame from the worker, decoded only once it is known to be within the limits."""
     containers = body.count(b"[") + body.count(b"{")  # brackets inside strings count too: a safe overestimate
     if containers > MAX_CONTAINERS:
@@ -125,12 +125,12 @@ def framed(message: Request | Reply | Event) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def write_frame(stream, message: Reply | Event) -> None:
+def write_frame(stream: IO[bytes], message: Reply | Event) -> None:
     stream.write(framed(message))
     stream.flush()
 
 
-def frame(message: dict) -> Reply | Event:
+def frame(message: dict[str, Any]) -> Reply | Event:
     """A parsed frame from the worker as the Reply or Event it must be, every field of its type (hostile input:
     anything else is a ProtocolError)."""
     kind = Event if "event" in message else Reply
@@ -159,7 +159,7 @@ def frame(message: dict) -> Reply | Event:
     return Reply(message["id"], False, error=RemoteError(**error))
 
 
-def json_kinds(hint) -> tuple[type, ...]:
+def json_kinds(hint: Any) -> tuple[type, ...]:
     """The classes a JSON value of a field typed `hint` may have (an int for a float)."""
     if isinstance(hint, UnionType):
         return tuple(kind for arg in get_args(hint) for kind in json_kinds(arg))

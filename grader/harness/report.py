@@ -17,7 +17,7 @@ from hypothesis.errors import DeadlineExceeded, Flaky, StopTest, UnsatisfiedAssu
 from grader.harness.client import OracleReached, WorkerDied, WorkerTimeout
 from grader.harness.codec import CodecError
 from grader.harness.protocol import WORKER_NOTE, ProtocolError
-from grader.harness.record import ReportRecord
+from grader.harness.record import Collected, CollectedTest, Finished, ReportRecord
 from grader.harness.typecheck import TYPE_CHECK_HINT, StubTypeError, is_type_check_error
 from grader.registry import BY_ID
 
@@ -178,16 +178,16 @@ class _Recorder:
             # the body as written: a process that runs several sessions (tests/meta/mutation.py) wraps it once
             handle.uncounted_test = getattr(handle, "uncounted_test", handle.inner_test)
             handle.inner_test = self._counting(handle.uncounted_test)
-        collected = [{"nodeid": item.nodeid, "problem": self._problem(item.keywords),
-                      "gpu": "gpu" in item.keywords, "differential": "differential" in item.keywords}
-                     for item in session.items]
-        self.file.write(json.dumps({"collected": collected}) + "\n")
+        line = Collected(collected=[
+            CollectedTest(nodeid=item.nodeid, problem=self._problem(item.keywords), gpu="gpu" in item.keywords,
+                          differential="differential" in item.keywords) for item in session.items])
+        self.file.write(json.dumps(line) + "\n")
         self.file.flush()
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session, exitstatus):
         """Last line: how pytest ended, so a reader can tell a finished run from a cut one."""
-        self.file.write(json.dumps({"finished": int(exitstatus)}) + "\n")
+        self.file.write(json.dumps(Finished(finished=int(exitstatus))) + "\n")
         self.file.flush()
 
     @pytest.hookimpl

@@ -67,7 +67,7 @@ def stub_interface(source: str) -> tuple[str, dict[str, str]]:
     `__all__` ("def name(args) -> annotation: ..."): what the boundary checks."""
     tree = ast.parse(source)
     imports = [ast.unparse(n) for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    public = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+    public: list[str] = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
                    and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)), [])
     headers = {}
     for node in tree.body:

@@ -14,45 +14,46 @@ import json
 import sys
 from pathlib import Path
 
-from grader.fingerprints.comparer import EXAMPLES, NOT_STARTED, Comparer
+from grader.fingerprints.comparer import EXAMPLES, NOT_STARTED, Compared, Comparer, ProblemReport, Report
 
 # -- the table ---------------------------------------------------------------------------------------------
 
-def render(report: dict, summary: bool = False) -> str:
+def render(report: Report, summary: bool = False) -> str:
     lines = []
-    for problem in report["problems"]:
-        lines.append(f"== {problem['problem']} " + "=" * max(0, 90 - len(problem["problem"])))
-        if problem.get("not_started"):
-            lines.append(f"{problem['problem']}: {NOT_STARTED}")
-        for f in problem["functions"]:
-            name = f"{problem['problem']}.{f['function']}"
-            if not f["comparable"]:
-                lines.append(f"{name}: {f['reason']}")
+    for problem in report.problems:
+        lines.append(f"== {problem.problem} " + "=" * max(0, 90 - len(problem.problem)))
+        if problem.not_started:
+            lines.append(f"{problem.problem}: {NOT_STARTED}")
+        for f in problem.functions:
+            name = f"{problem.problem}.{f.function}"
+            if not isinstance(f, Compared):
+                lines.append(f"{name}: {f.reason}")
                 continue
-            verdict = "agrees" if f["agree"] == f["of"] else "DIFFERS"
-            lines.append(f"{name}: {verdict} - {f['agree']} of {f['of']} inputs equal ({f['tolerance']})")
-            if not summary:
-                width = max([len(r["student"]) for r in f["rows"]] + [7])
-                for i, r in enumerate(f["rows"]):
-                    mark = ">>" if i == f["first_divergence"] else ("  " if r["equal"] else " x")
-                    lines.append(f"  {mark} {'equal  ' if r['equal'] else 'differs'}  student {r['student']:<{width}}  "
-                                 f"reference {r['reference']}  <- {r['input']}")
-            for m in f["matches"]:
-                lines.append(f"  matches `{m['id']}`: {m['description']} - {m['agree']} of {m['of']} inputs")
-            if f["agree"] < f["of"] and not f["matches"]:
-                closest = "; closest: " + ", ".join(f"`{m['id']}` ({m['agree']} of {m['of']})" for m in f["closest"]) \
-                    if f["closest"] else ""
-                lines.append(f"  no catalogued mistake matches{closest}")
-    for line in report.get("review", []):
-        lines.append(f"guard: {line}")
+            lines += _function_lines(name, f, summary)
+    lines += [f"guard: {line}" for line in report.review]
     return "\n".join(lines)
+
+
+def _function_lines(name: str, f: Compared, summary: bool) -> list[str]:
+    verdict = "agrees" if f.agree == f.of else "DIFFERS"
+    lines = [f"{name}: {verdict} - {f.agree} of {f.of} inputs equal ({f.tolerance})"]
+    if not summary:
+        width = max([len(r.student) for r in f.rows] + [7])
+        for i, r in enumerate(f.rows):
+            mark = ">>" if i == f.first_divergence else ("  " if r.equal else " x")
+            lines.append(f"  {mark} {'equal  ' if r.equal else 'differs'}  student {r.student:<{width}}  "
+                         f"reference {r.reference}  <- {r.input}")
+    lines += [f"  matches `{m.id}`: {m.description} - {m.agree} of {m.of} inputs" for m in f.matches]
+    if f.agree < f.of and not f.matches:
+        closest = "; closest: " + ", ".join(f"`{m.id}` ({m.agree} of {m.of})" for m in f.closest) if f.closest else ""
+        lines.append(f"  no catalogued mistake matches{closest}")
+    return lines
 
 
 # -- the command -------------------------------------------------------------------------------------------
 
 def add_parser(commands) -> None:
-    from grader.cli import add_sandbox_options
-    from grader.runner import Limits
+    from grader.cli import add_worker_options
 
     c = commands.add_parser("compare", help="course staff: one submission against the reference, function by "
                                             "function, with the catalogued mistakes it matches")
@@ -62,9 +63,7 @@ def add_parser(commands) -> None:
     c.add_argument("--examples", type=int, default=EXAMPLES, help="inputs per function (default 20)")
     c.add_argument("--json", type=Path, default=None, metavar="OUT", help="also write the report as JSON")
     c.add_argument("--summary", action="store_true", help="one line per function, no rows")
-    c.add_argument("--call-timeout", type=float, default=Limits().call_seconds, help="seconds per call")
-    c.add_argument("--memory-mb", type=int, default=Limits().worker_memory_mb, help="address-space limit of the worker")
-    add_sandbox_options(c)
+    add_worker_options(c)
 
 
 def run(options) -> int:
@@ -95,7 +94,7 @@ def run(options) -> int:
             modules = workspace.modules()
             untouched = [p for p in options.problem if not_started(modules[registry.BY_ID[p].module])]
             started = [p for p in options.problem if p not in untouched]
-            report = {"examples": comparer.examples, "problems": [], "review": []}
+            report = Report(comparer.examples)
             if started:
                 package = isolated_package(box, workspace, call_timeout=options.call_timeout,
                                            memory_mb=options.memory_mb)
@@ -106,16 +105,16 @@ def run(options) -> int:
     except SubmissionError as exc:
         print(f"resource-grader compare: {exc}", file=sys.stderr)
         return 2
-    report["problems"] = [{"problem": p, "not_started": True, "functions": []} if p in untouched else
-                          next(r for r in report["problems"] if r["problem"] == p) for p in options.problem]
-    report["submission"] = str(options.submission)
-    report["missing"] = [m for m in workspace.missing if m in options.problem]
+    report.problems = [ProblemReport(p, not_started=True) if p in untouched else
+                       next(r for r in report.problems if r.problem == p) for p in options.problem]
+    report.submission = str(options.submission)
+    report.missing = [m for m in workspace.missing if m in options.problem]
     print(render(report, options.summary))
-    if report["missing"]:
-        print("not in the submission (compared as the untouched stub): " + ", ".join(report["missing"]))
+    if report.missing:
+        print("not in the submission (compared as the untouched stub): " + ", ".join(report.missing))
     if options.json:
         options.json.parent.mkdir(parents=True, exist_ok=True)
-        options.json.write_text(json.dumps(report, indent=1))
+        options.json.write_text(json.dumps(report.to_data(), indent=1))
         print(f"report written to {options.json}")
     return 0
 

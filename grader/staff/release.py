@@ -31,6 +31,7 @@ import ast
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 from grader import OFFICIAL_ROOT
 from grader.harness import boundary
@@ -45,9 +46,10 @@ JUNK = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothe
 # The official pyproject.toml, edited: each (old, new) must match exactly once, so that a change of the
 # official file that this does not know about stops the release instead of shipping something unchecked.
 PYPROJECT_EDITS = (
-    ('packages = ["assignment", "reference", "grader", "grader.fingerprints", "grader.harness", "grader.staff"]',
-     'packages = ["assignment", "grader", "grader.fingerprints", "grader.harness"]'),
+    ('packages = ["assignment", "reference", "grader", "grader.batch", "grader.fingerprints", "grader.harness", '
+     '"grader.staff"]', 'packages = ["assignment", "grader", "grader.batch", "grader.fingerprints", "grader.harness"]'),
     ('[tool.setuptools.package-data]\n"grader.staff" = ["samples/*/*.py", "kit/*"]\n\n', ''),
+    ('exclude = ["^grader/staff/samples/"]  # submissions, not the grader (the release has none)\n', ''),
 )
 
 
@@ -116,7 +118,7 @@ def check(release: Path, root: Path = OFFICIAL_ROOT) -> list[str]:
                  if not (release / w).exists()]
     if (release / "pyproject.toml").exists() and '"reference"' in (release / "pyproject.toml").read_text():
         problems.append("pyproject.toml: still names the reference package")
-    solved = {}
+    solved: dict[str, str] = {}
     for folder in SOLVED:
         for path in sorted((root / folder).rglob("*.py")):
             for dump, name in function_bodies(path.read_text(), str(path)):
@@ -155,8 +157,9 @@ def function_bodies(source: str, filename: str = "<source>") -> list[tuple[str, 
         body = node.body[1:] if _is_docstring(node.body[0]) else node.body
         if is_trivial(body):
             continue
+        fields: dict[str, Any] = {"type_params": getattr(node, "type_params", [])}  # Python 3.12's, where it is
         copy = type(node)(name="_", args=node.args, body=body, decorator_list=node.decorator_list,
-                          returns=node.returns, type_params=getattr(node, "type_params", []))
+                          returns=node.returns, **fields)
         found.append((ast.dump(copy, annotate_fields=False), f"{node.name} (line {node.lineno})"))
     return found
 

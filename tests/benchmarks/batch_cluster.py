@@ -13,7 +13,6 @@ well under 2.
 """
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.batch.records import RECORD, read_record
 from tests.meta.dask_cluster import DaskCluster
 from tests.meta.slips import LOOP, planted
 from tests.meta.suite import ROOT, grader_env
@@ -40,9 +40,10 @@ def make_class(folder: Path, n: int, problem: str, loops: int) -> None:
 def busy(out: Path) -> dict[str, list[float]]:
     """Worker -> the seconds of each grading it finished, from each submission's grading.json."""
     seconds: dict[str, list[float]] = {}
-    for record in out.glob("*/grading.json"):
-        found = json.loads(record.read_text())
-        seconds.setdefault(found["worker"], []).append(found["seconds"])
+    for path in out.glob(f"*/{RECORD}"):
+        record = read_record(path)
+        if record is not None:
+            seconds.setdefault(record.worker, []).append(record.outcome.seconds)
     return seconds
 
 
@@ -55,7 +56,7 @@ def run(folder: Path, out: Path, address: str, problem: str) -> tuple[float, str
         raise SystemExit(done.stderr[-3000:])
     found = RATE.search((out / "report.md").read_text())
     if found is None:
-        raise SystemExit("report.md's throughput line has another form: grader/classreport.py run_lines")
+        raise SystemExit("report.md's throughput line has another form: grader/batch/classreport.py run_lines")
     return float(found[4]), (f"{found[1]} gradings in {found[2]} s, the batch command {found[3]} s "
                              f"({time.monotonic() - start:.0f} s measured here)")
 

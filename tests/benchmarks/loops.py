@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.cpushare import CpuShare
+from grader.batch.cpushare import CpuShare
 from grader.harness.cgroups import CpuAccount
 from tests.meta.slips import LOOP, UNFINISHED, planted
 from tests.meta.suite import ROOT, grader_env

@@ -1,5 +1,5 @@
-"""The class report's web pages (grader/webreport.py) for a synthetic class of 600: the CPU time to write them, and
-their number and size.
+"""The class report's web pages (grader/batch/webreport.py) for a synthetic class of 600: the CPU time to write them,
+and their number and size.
 
     python -m tests.benchmarks.web_report [--size 600] [--seed 0]
 
@@ -17,10 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import registry, scoring, similarity, webreport
-from grader.classreport import Fingerprints, Similar
-from grader.grading import Graded
+from grader import registry, scoring, similarity
+from grader.batch import webreport
+from grader.batch.classreport import Fingerprints, Similar
 from grader.matches import FunctionMatch, Matches
+from grader.outcome import Outcome
 from grader.submission import read_modules
 from tests.meta import classmates
 
@@ -65,12 +66,13 @@ def main(argv=None) -> None:
             (out / student).mkdir(parents=True)
             (out / student / "results.json").write_text(json.dumps(scoring.results_json(
                 scores, seconds=1.0, output=text, review=review, known=known)))
-            graded.append(Graded(made.folder / student, scores, "", "review" if review else "ok", 1.0, matches))
+            graded.append(Outcome(student, "review" if review else "ok", 1.0, scores, fingerprints=matches))
             if matches:
                 fingerprints.per_submission[student] = matches
         similar = Similar(found, None, {}, 0.0, similarity.thresholds())
         start = time.process_time()
-        index = webreport.write(out, graded, list(registry.PROBLEMS), fingerprints, similar)
+        index = webreport.write(out, graded, list(registry.PROBLEMS), fingerprints, similar,
+                                paths={student: made.folder / student for student in made.students})
         seconds = time.process_time() - start
         sizes = sorted(p.stat().st_size for p in (out / webreport.FOLDER).glob("*.html"))
         index_size = index.stat().st_size

@@ -24,7 +24,7 @@ COLOURS = 64
 
 def views(out: Path) -> list[tuple[str, str, str]]:
     """(image name, page, what to scroll to or do first) for each view of the report of the graded class `out`."""
-    from grader import webreport
+    from grader.batch import webreport
 
     folder = out / webreport.FOLDER
     behaviour = next(p.name for p in sorted(folder.glob("behaviour-*.html"), key=lambda p: int(p.stem.split("-")[1])))

@@ -1,9 +1,10 @@
-"""batch's class report (grader/classreport.py): a synthetic class through `resource-grader batch`.
+"""batch's class report (grader/batch/classreport.py): a synthetic class through `resource-grader batch`.
 
 The class: the reference, the stubs, and submissions each carrying one or two catalogued mistakes of flops,
 written as real modules (tests/meta/suite.py's `planted_source`). The report must count
 exactly the planted mistakes, its histograms must be PNGs that open, and its failure rates must be those of
-the results.json files.
+the results.json files. On a made-up class whose names and messages carry markup, report.md read by a Markdown
+renderer (markdown-it-py, CommonMark with tables) holds only the report's own markup.
 """
 
 import csv
@@ -12,13 +13,13 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from grader import classreport, scoring
-from grader.grading import Graded
+from grader import scoring
+from grader.batch import classreport
+from grader.outcome import Outcome
 from tests.meta.suite import ROOT, grader_env
 from tests.mistakes import find_mistake, planted_source
 
@@ -121,13 +122,13 @@ def test_the_failure_rates_add_up(batch_out):
 
 # -- the behaviours section, on a made-up class (no grading) ---------------------------------------------
 
-def graded(name: str, problems: dict[str, list[bool]], untouched=()) -> Graded:
+def graded(name: str, problems: dict[str, list[bool]], untouched=()) -> Outcome:
     """A scored submission whose problem P has one behaviour per flag (passed or not), each worth 1 point."""
     scores = [scoring.ProblemScore(p, p, len(flags), [
         scoring.BehaviourScore(f"{p} behaviour {i}", 1.0,
                                [scoring.TestScore(f"t::{p}{i}", p, 1.0, ok, "passed" if ok else "failed")])
         for i, ok in enumerate(flags)]) for p, flags in problems.items()]
-    return Graded(Path(name), scores, "", "ok", 1.0, untouched=frozenset(untouched))
+    return Outcome(name, "ok", 1.0, scores, untouched=frozenset(untouched))
 
 
 def test_an_untouched_problem_is_not_counted_as_failing():
@@ -163,7 +164,7 @@ def test_how_it_ran_counts_the_whole_command_and_says_once():
                           retries={"a": 1})
     lines = classreport.run_lines(run)
     assert "2 gradings in 10 s, the whole command in 20 s: 360 submissions per hour for the whole command." in lines
-    assert "Given to another worker after theirs died: once, for a (1)." in lines
+    assert "Given to another worker after theirs died: once, for `a` (1)." in lines
 
 
 def test_the_web_pages_show_the_same_class(batch_out):
@@ -193,3 +194,63 @@ def test_the_web_pages_show_the_same_class(batch_out):
         title = webpages.read(batch_out / "report" / f"pair-{n}.html").text
         assert f"Pair {n}: {row['submission_a']} and {row['submission_b']} (flops)" in title
     assert not (batch_out / "report" / f"pair-{len(rows) + 1}.html").exists()
+
+
+# -- what a submission chose, in report.md: shown as written ------------------------------------------------
+
+PLANTED = ["<script>alert('planted')</script>", "<img src=x onerror=alert(1)>", "[a link](https://example.org)",
+           "**bold** _em_ ~~gone~~", "a | pipe", "``tick`` `", "line\nbreak", "&amp; entity"]
+OWN_TAGS = {"h1", "h2", "p", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code", "a", "img"}
+
+
+def test_what_a_submission_chose_reads_as_written_in_report_md(tmp_path):
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+
+    from grader.matches import Matches
+    from grader.similarity import Cluster, Pair, Similarity, Span
+
+    names = [f"s{i} {planted}" for i, planted in enumerate(PLANTED)]
+    graded = [graded_(name, {"flops": [i % 2 == 0]}) for i, name in enumerate(names)]
+    graded.append(Outcome(PLANTED[0], "error", 0.0, reason=PLANTED[1]))
+    fingerprints = classreport.Fingerprints(per_submission={names[1]: Matches(error=f"Traceback\n{PLANTED[2]}"),
+                                                            names[2]: Matches(timed_out=True)})
+    run = classreport.Run(engine="this machine", retries={names[3]: 1}, regrades=[classreport.Regrade(
+        names[4], f"its grading.json is corrupt ({PLANTED[5]})", 1.0, "ok", 2.0, "ok")])
+    pair = Pair("flops", "flops", names[5], names[6], 40, 40, 30, 30, 20, 20, 10, [Span((1, 9), (1, 9), 30)])
+    pair.cluster = 0
+    found = Similarity([pair], [Cluster("flops", [names[5], names[6], names[7]])], {"flops": 8}, candidates=1)
+    similar = classreport.Similar(found, None, {names[7]: f"no digest {PLANTED[3]}"}, 0.1, "thresholds")
+    problems = [SimpleNamespace(id="flops", title="Counting compute", points=1)]
+    text = classreport.write(tmp_path, graded, problems, fingerprints, run, similar).read_text()
+
+    class Parsed(HTMLParser):
+        tags, code, text = set(), [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.add(tag)
+            self.code.append("") if tag == "code" else None
+
+        def handle_data(self, data):
+            self.text.append(data)
+            if self.lasttag == "code" and self.code:
+                self.code[-1] += data
+
+    rendered = MarkdownIt("commonmark").enable("table").render(text)
+    parsed = Parsed()
+    parsed.feed(rendered)
+    assert parsed.tags <= OWN_TAGS, f"markup that is not the report's: {parsed.tags - OWN_TAGS}"
+    assert not re.search(r"<(script|img src=x|a href=\"https://example)", rendered), rendered
+    shown = " ".join(parsed.code)
+    for name in [*names[1:], PLANTED[0]]:  # every name the report gives, in a code span, as written (a line break
+        assert name.replace("\n", " ") in shown, name  # a space)
+    assert PLANTED[2] in shown, "the last line of a fingerprint's error, as written"
+    assert f"its grading.json is corrupt ({PLANTED[5]})" in "".join(parsed.text), "why it was graded again, as written"
+    assert "Not compared: " in text and "| flops | 100% |" in rendered or "<td>flops</td>" in rendered
+    assert not any(row.count("<td>") > 9 for row in rendered.split("<tr>")), "a pipe split a cell"
+    assert "<td>Not compared" not in rendered, "a line after a table is none of its rows"
+
+
+def graded_(name: str, problems: dict[str, list[bool]]) -> Outcome:
+    return graded(name, problems)

@@ -1,4 +1,4 @@
-"""batch on a real Dask cluster (grader/cluster.py): a `dask scheduler` and two `dask worker` processes on
+"""batch on a real Dask cluster (grader/batch/engine.py): a `dask scheduler` and two `dask worker` processes on
 127.0.0.1 (tests/meta/dask_cluster.py), started and stopped by these tests.
 
 The class: a copy of the reference, the stubs, grader/staff/samples/partial (a folder) and a zip that is not one, graded
@@ -197,36 +197,36 @@ def test_a_second_batch_grades_only_what_changed(submissions, local, tmp_path):
     rows = {r["submission"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["stubs"]["total"] == rows["reference"]["total"] == local["reference"][0]["total"]
     report = (out / "report.md").read_text()
-    assert "Graded again: 1 (stubs: the submission changed)." in report
+    assert "Graded again: 1 (`stubs`: the submission changed)." in report
     # the resubmission is a copy of the reference: flagged for review by the copy check, its points kept
-    assert f"| stubs | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (review) |" in report
+    assert f"| `stubs` | the submission changed | 0.0 (ok) | {rows['stubs']['total']} (review) |" in report
 
 
 def test_a_grading_lost_with_every_worker_is_an_error_with_its_reason(tmp_path):
-    from pathlib import Path
     from types import SimpleNamespace
 
     from distributed import KilledWorker
 
-    from grader import batch as batch_module
+    from grader.batch import run as batch_module
     from grader.messages import GRADER_FAILED
 
     class Lost:
         def result(self):
             raise KilledWorker("grade-alice", SimpleNamespace(address="tcp://127.0.0.1:9"), 2)
 
-    graded, record = batch_module._write(Path("alice"), tmp_path / "alice", batch_module._result(Lost()), "c", "o", {})
-    assert graded.status == "error" and graded.scores == []
-    assert record["reason"] == "its worker died each of the 3 times it was given one (KilledWorker; the last: " \
-                               "tcp://127.0.0.1:9)"
+    worker, outcome = batch_module._answer(Lost(), "alice")
+    batch_module._write(tmp_path / "alice", outcome)
+    assert worker == "" and outcome.status == "error" and outcome.scores == []
+    assert outcome.reason == "its worker died each of the 3 times it was given one (KilledWorker; the last: " \
+                             "tcp://127.0.0.1:9)"
     results = json.loads((tmp_path / "alice" / "results.json").read_text())
     assert results["score"] == 0 and GRADER_FAILED in results["output"]
-    row = batch_module._row(graded, record, ["tensors"])
-    assert row[1] == "error" and row[-1] == record["reason"]
+    row = outcome.row(["tensors"])
+    assert row[1] == "error" and row[-2] == outcome.reason
 
 
 def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
-    """grader/batch.py: a fix that changes one problem's own files (cluster.problem_hashes) grades that problem
+    """grader/batch/run.py: a fix that changes one problem's own files (identity.problem_hashes) grades that problem
     again and keeps the others' results; a fix to what every problem shares grades them all."""
     tree = official_tree(tmp_path / "tree")
     folder, out = tmp_path / "submissions", tmp_path / "grades"
@@ -251,10 +251,10 @@ def test_a_grader_fix_to_one_problem_grades_that_problem_again_alone(tmp_path):
     again, graded_now, report = batch_in_tree()
     assert graded_now == ["memory"], "flops' own files did not change: its results are kept"
     assert again == first, "the same results, the kept problem's and the graded one's"
-    assert "partial: the grader changed for memory alone" in report.read_text()
+    assert "`partial`: the grader changed for memory alone" in report.read_text()
     fix(tree, "tests/checks.py")  # what every problem's tests share
     _, graded_now, report = batch_in_tree()
-    assert graded_now == ["flops", "memory"] and "partial: the grader changed)" in report.read_text()
+    assert graded_now == ["flops", "memory"] and "`partial`: the grader changed)" in report.read_text()
 
 
 def test_the_throughput_benchmark_runs_and_prints_its_figures():

@@ -64,8 +64,8 @@ def fingerprints(request, comparer) -> dict:
     for mistake in (m for m in MISTAKES if only is None or m.problem in only):
         student = LocalPackage("reference", {f"{mistake.problem}.{n}": v for n, v in mistake.replaces.items()})
         report = comparer.compare(student, [mistake.problem], set(mistake.replaces), until_unmatched=True)
-        named[f"{mistake.problem}:{mistake.id}"] = {m["id"] for f in report["problems"][0]["functions"]
-                                                    if f["comparable"] for m in f["matches"]}
+        named[f"{mistake.problem}:{mistake.id}"] = {m.id for f in report.problems[0].functions
+                                                    if isinstance(f, compare.Compared) for m in f.matches}
     return named
 
 
@@ -104,12 +104,12 @@ def test_every_mistake_is_comparable_or_accounted_for():
 
 def test_a_copy_of_the_reference_agrees_everywhere_and_matches_no_mistake(comparer):
     report = comparer.compare(LocalPackage("reference"))
-    for problem in report["problems"]:
-        for f in problem["functions"]:
-            if f["comparable"]:
-                name = f"{problem['problem']}.{f['function']}"
-                assert f["agree"] == f["of"] > 0, f"{name}: {f['agree']} of {f['of']} agree"
-                assert not f["matches"], f"{name} matches {[m['id'] for m in f['matches']]}"
+    for problem in report.problems:
+        for f in problem.functions:
+            if isinstance(f, compare.Compared):
+                name = f"{problem.problem}.{f.function}"
+                assert f.agree == f.of > 0, f"{name}: {f.agree} of {f.of} agree"
+                assert not f.matches, f"{name} matches {[m.id for m in f.matches]}"
 
 
 def test_the_reference_answers_every_entry(comparer):
@@ -128,11 +128,12 @@ def test_a_fingerprinted_function_stops_once_no_mistake_can_match_it(comparer):
                                          "flops.mfu": flops_mistake("mfu_inverted", "mfu")})
     full, fingerprinted = (comparer.compare(student, ["flops"], {"matmul_flops", "mfu"}, until_unmatched=until)
                            for until in (False, True))
-    functions = [{f["function"]: f for f in r["problems"][0]["functions"]} for r in (full, fingerprinted)]
-    assert len(functions[0]["matmul_flops"]["rows"]) == EXAMPLES and not functions[0]["matmul_flops"]["matches"]
-    assert len(functions[1]["matmul_flops"]["rows"]) == 1, "its first answer rules out every mistake"
+    functions = [{f.function: f for f in r.problems[0].functions if isinstance(f, compare.Compared)}
+                 for r in (full, fingerprinted)]
+    assert len(functions[0]["matmul_flops"].rows) == EXAMPLES and not functions[0]["matmul_flops"].matches
+    assert len(functions[1]["matmul_flops"].rows) == 1, "its first answer rules out every mistake"
     for f in functions:  # a matching mistake is followed to the last input
-        assert [m["id"] for m in f["mfu"]["matches"]] == ["mfu_inverted"] and f["mfu"]["of"] == EXAMPLES
+        assert [m.id for m in f["mfu"].matches] == ["mfu_inverted"] and f["mfu"].of == EXAMPLES
 
 
 def flops_mistake(mistake_id: str, name: str):
@@ -163,8 +164,8 @@ def test_the_command_compares_a_submission_in_the_worker(tmp_path):
 
 def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
     def entry(key, agree, matches, like_reference=()):
-        return {"function": key, "names": ["view_result"], "agree": 20 if agree else 3, "of": 20,
-                "matches": [{"id": m} for m in matches], "like_reference": list(like_reference)}
+        return compare.Compared(key, ["view_result"], "exact", [], 20 if agree else 3, 20, None,
+                                [compare.Fit(m, "", 20, 20) for m in matches], [], list(like_reference))
 
     # M matches the slices; on the transposes the student answers as the reference, where M does not
     contradicted = [entry("view_result (slice)", False, ["M"]), entry("view_result (transpose)", True, [])]
@@ -172,7 +173,7 @@ def test_a_mistake_another_kind_of_input_contradicts_is_not_named():
     consistent = [entry("view_result (slice)", False, ["N"]), entry("view_result (transpose)", True, [], ["N"])]
     for functions in (contradicted, consistent):
         grader.fingerprints._without_contradictions(functions)
-    assert contradicted[0]["matches"] == [] and consistent[0]["matches"] == [{"id": "N"}]
+    assert contradicted[0].matches == [] and [m.id for m in consistent[0].matches] == ["N"]
 
 
 def test_an_untouched_stub_is_not_started_not_a_table_of_errors(tmp_path):

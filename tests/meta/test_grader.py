@@ -54,7 +54,7 @@ def test_a_symbolic_link_in_a_submission_is_refused_and_nothing_it_points_to_is_
     whatever it points to the student's code, and its text the student's feedback: the reference's file (full
     marks until a person looked), the course secret (its first word in a NameError). grade, batch's packing and
     the class's similarity reading refuse it, naming it; a zip that is a link too."""
-    from grader import cluster
+    from grader.batch.submissions import pack
     from grader.submission import SubmissionError, read_modules
 
     secret = tmp_path / "course-secret"
@@ -71,7 +71,7 @@ def test_a_symbolic_link_in_a_submission_is_refused_and_nothing_it_points_to_is_
         results = grade(tmp_path / case / "out", submission)
         assert results["score"] == 0 and f"{name} is a symbolic link" in results["output"], (case, results["output"])
         assert "deadbeef" not in json.dumps(results), case
-        for reader in (cluster.pack, read_modules):
+        for reader in (pack, read_modules):
             with pytest.raises(SubmissionError, match="is a symbolic link"):
                 reader(submission)
 
@@ -224,7 +224,7 @@ def test_batch_says_when_jobs_outnumber_the_cores(tmp_path):
 
 
 def test_two_submissions_that_would_share_a_results_folder_are_refused_before_grading(tmp_path):
-    from grader.batch import submissions_in
+    from grader.batch.submissions import submissions_in
     from grader.submission import results_name
 
     class_folder = tmp_path / "class"
@@ -360,10 +360,10 @@ NO_MEMORY_GROUP = "as root: cgroup v1's memory hierarchy, or cgroup v2 with the 
 
 def test_a_gradings_workers_are_in_its_memory_group_inside_its_cpu_share(tmp_path):
     """On cgroup v2 a process is in one group for every controller, so a grading's memory group is made inside its
-    CPU share (grader/cpushare.py `memory_parent`), beside the leaf that holds its test process; on v1 each
+    CPU share (grader/batch/cpushare.py `memory_parent`), beside the leaf that holds its test process; on v1 each
     controller has a hierarchy of its own. Either way the grading's workers are in its memory group while they
     run, and the groups are gone after."""
-    from grader.cpushare import CpuShare
+    from grader.batch.cpushare import CpuShare
 
     folder = tmp_path / "submission"
     folder.mkdir()
@@ -439,7 +439,7 @@ class Throttle:
     one core beside CPU hogs pinned there too (two hogs: a third of the core each)."""
 
     def __init__(self, cpus: float):
-        from grader.cpushare import CpuShare
+        from grader.batch.cpushare import CpuShare
 
         self.share = CpuShare(cpus)
         self.hogs = []
@@ -528,7 +528,7 @@ def test_a_starved_call_is_ended_by_its_cpu_time_and_never_said_to_wait(tmp_path
     (5 s) that ends a call that waits. The time the worker spent runnable, waiting for a CPU (its threads' run-queue
     wait), moves the backstop on, never its CPU time: the loop ends at its 1 s of CPU time and is told so, not that
     it was waiting or sleeping (Gradescope's host under load gave a half-CPU container a fifth of a CPU)."""
-    from grader.cpushare import CpuShare
+    from grader.batch.cpushare import CpuShare
     from grader.harness.client import WorkerTimeout
 
     share = CpuShare(1 / 20)

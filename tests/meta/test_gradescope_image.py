@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.cpushare import CpuShare
+from grader.batch.cpushare import CpuShare
 from grader.harness import uids
 from grader.registry import BY_ID, PROBLEMS
 from grader.runner import Limits

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import kept, messages, webreport
+from grader import kept, messages
+from grader.batch import webreport
 from grader.fingerprints import cache as answers_cache
 from grader.harness import sandbox, seccomp, uids
 from grader.registry import BY_ID
@@ -243,8 +244,8 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
 
 
 def web_report(out: Path) -> dict:
-    """What the class report's web pages (grader/webreport.py) show of the corpus: markup that is not the writer's,
-    links that lead nowhere, and whether report_planted_markup's message reads as text on a page."""
+    """What the class report's web pages (grader/batch/webreport.py) show of the corpus: markup that is not the
+    writer's, links that lead nowhere, and whether report_planted_markup's message reads as text on a page."""
     if not (out / webreport.INDEX).exists():
         return {"missing": f"no {webreport.INDEX}"}
     shown = "\n".join(page.text for page in webpages.pages(out))

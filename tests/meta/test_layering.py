@@ -114,21 +114,23 @@ def test_released_modules_import_withheld_ones_only_inside_functions():
     assert not offenders, offenders
 
 
-# -- the grader's floors (issue 43) ---------------------------------------------------------------------------
+# -- the grader's floors (issue 43; the class's, issue 54) ----------------------------------------------------
 
 # Lowest first: a module imports modules of its own floor or of floors below, never above. A path names a module
-# or a package (everything in it); the first that matches counts.
+# or a package (everything in it); the first that matches counts. docs/contributing.md's paragraph on the floors is
+# rendered from it (`floors_paragraph`; `python -m tests.meta.test_layering --write` rewrites it).
 FLOORS = [
-    ("ground: the rubric, messages, plain data, the seed", ["grader/__init__.py", "grader/registry.py",
-     "grader/grading_budget.py", "grader/messages.py", "grader/matches.py", "grader/seed.py", "grader/kept.py",
-     "grader/sources.py", "grader/profiles.py", "grader/markup.py"]),
-    ("the trust boundary", ["grader/harness"]),
-    ("grading", ["grader/runner.py", "grader/cpushare.py", "grader/submission.py", "grader/scoring.py",
-                 "grader/copycheck.py", "grader/similarity.py", "grader/fingerprints", "grader/grading.py",
-                 "grader/classreport.py", "grader/sidebyside.py", "grader/webreport.py"]),
-    ("commands", ["grader/batch.py", "grader/cluster.py", "grader/cli.py", "grader/gradescope.py",
-                  "grader/__main__.py"]),
-    ("course staff's tools", ["grader/staff"]),
+    ("the ground", "the rubric, messages, plain data, the seed",
+     ["grader/__init__.py", "grader/registry.py", "grader/grading_budget.py", "grader/messages.py",
+      "grader/matches.py", "grader/seed.py", "grader/kept.py", "grader/sources.py", "grader/profiles.py"]),
+    ("the trust boundary", "the sandbox, the grading worker and all it may reach", ["grader/harness"]),
+    ("grading", "one submission: its job and settings, its run, score and evidence, its outcome",
+     ["grader/job.py", "grader/runner.py", "grader/submission.py", "grader/scoring.py", "grader/outcome.py",
+      "grader/copycheck.py", "grader/similarity.py", "grader/fingerprints", "grader/grading.py"]),
+    ("the class", "a batch of submissions on an engine, the task a worker runs, the records it keeps, the copies "
+     "between students, the class report", ["grader/batch"]),
+    ("the commands", "what a grader types", ["grader/cli.py", "grader/gradescope.py", "grader/__main__.py"]),
+    ("course staff's tools", "withheld from the student release as a unit", ["grader/staff"]),
 ]
 # The one place a grader module is imported by a computed name: the registry of staff commands, cli.STAFF_COMMANDS. The
 # other computed imports load the code under test, its scenarios, or torch's own modules, never the grader's.
@@ -139,7 +141,7 @@ COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of cli.STAFF_COMMANDS",
 
 
 def floor_of(path: str) -> int:
-    for index, (_, members) in enumerate(FLOORS):
+    for index, (_, _, members) in enumerate(FLOORS):
         if any(path == m or path.startswith(m + "/") for m in members):
             return index
     raise AssertionError(f"{path} is on no floor: add it to FLOORS")
@@ -213,3 +215,53 @@ def test_every_grader_package_is_installed():
     packages = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in (ROOT / "grader").rglob("__init__.py")
                 if "samples" not in p.parts and "official" not in p.parts}
     assert packages <= listed, f"not in pyproject.toml's [tool.setuptools] packages: {sorted(packages - listed)}"
+
+
+# -- docs/contributing.md's paragraph on the floors, rendered from FLOORS ----------------------------------------
+
+CONTRIBUTING = ROOT / "docs" / "contributing.md"
+FLOORS_SECTION = "## The floors\n\n"
+
+
+def floors_paragraph() -> str:
+    """The paragraph of docs/contributing.md that names the floors, lowest first, with their members."""
+    def shown(member: str) -> str:
+        name = member.removeprefix("grader/")
+        return f"`{name}/`" if (ROOT / member).is_dir() else f"`{name}`"
+
+    floors = "; ".join(f"{name} ({what}: {', '.join(map(shown, members))})" for name, what, members in FLOORS)
+    return ("The grader's modules (in `grader/`) stand on floors, each importing only its own and those below, "
+            f"lowest first: {floors}. `tests/meta/test_layering.py` holds the table (`FLOORS`, from which this "
+            "paragraph is written: `python -m tests.meta.test_layering --write`) and refuses an import that climbs, "
+            "a cycle between grader modules, and a module imported by a computed name outside the places it lists "
+            "(`COMPUTED_IMPORTS`); released modules that run the catalogue where it is there are named in "
+            "`grader/harness/boundary.py` `RUN_WHERE_PRESENT`.")
+
+
+def with_floors_paragraph(text: str) -> str:
+    start = text.index(FLOORS_SECTION) + len(FLOORS_SECTION)
+    end = text.find("\n\n", start)
+    return text[:start] + floors_paragraph() + (text[end:] if end >= 0 else "\n")
+
+
+def test_the_contributing_page_names_the_floors_of_the_table():
+    text = CONTRIBUTING.read_text()
+    assert FLOORS_SECTION in text, f"{CONTRIBUTING} has no section '## The floors'"
+    assert with_floors_paragraph(text) == text, (
+        "docs/contributing.md's paragraph on the floors is not FLOORS': `python -m tests.meta.test_layering --write` "
+        "rewrites it")
+
+
+def test_every_floor_member_exists():
+    missing = [member for _, _, members in FLOORS for member in members if not (ROOT / member).exists()]
+    assert not missing, f"FLOORS names what is not there: {missing}"
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--write"]:
+        CONTRIBUTING.write_text(with_floors_paragraph(CONTRIBUTING.read_text()))
+        print(f"{CONTRIBUTING.relative_to(ROOT)}: the floors' paragraph rewritten")
+    else:
+        print(floors_paragraph())

@@ -32,7 +32,7 @@ def reference_with(folder: Path, module: str, source: str) -> Path:
 def graded(folder: Path, problem: str) -> dict:
     """`grade` (the meta-tests' secret, fingerprints on) of `problem` alone, at half a CPU (Gradescope's) where a
     cgroup's quota can give it: its results.json."""
-    from grader.cpushare import CpuShare
+    from grader.batch.cpushare import CpuShare
 
     out = folder.with_name(folder.name + ".json")
     with CpuShare(0.5) as share:

@@ -278,10 +278,19 @@ def test_a_report_record_that_does_not_fit_its_type_is_a_fault_of_the_report(tmp
                      ({**good, "evidence": "x"}, "evidence is a str")]:
         assert why in malformed(bad)
     report = tmp_path / "report.jsonl"
-    lines = [{"collected": [{"nodeid": "t::a"}, {"nodeid": "t::b"}]}, good,
-             {**good, "nodeid": "t::b", "duration": "long"}, {"finished": 0}]
+    collected = [{"nodeid": f"t::{n}", "problem": "flops", "gpu": False, "differential": False} for n in "ab"]
+    lines = [{"collected": collected}, good, {**good, "nodeid": "t::b", "duration": "long"}, {"finished": 0}]
     report.write_text("".join(json.dumps(line) + "\n" for line in lines))
     run = RunResult(exit_code=0)
     read_report(report, run)
     assert list(run.records) == ["t::a"] and run.report_faults == [
         "report line 3: a malformed record for 't::b' (duration is a str)"]
+    # the first and last lines have their types too (record.py Collected, Finished)
+    for first, last, fault in [
+            ({"collected": [{"nodeid": "t::a", "problem": "flops"}]}, {"finished": 0}, "a test no gpu"),
+            ({"collected": collected, "tests": 2}, {"finished": 0}, "an unknown field 'tests'"),
+            ({"collected": collected}, {"finished": True}, "a malformed end of the run (finished is a bool)")]:
+        report.write_text("".join(json.dumps(line) + "\n" for line in [first, good, last]))
+        run = RunResult(exit_code=0)
+        read_report(report, run)
+        assert any(fault in f for f in run.report_faults), run.report_faults

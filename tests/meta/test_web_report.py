@@ -1,4 +1,4 @@
-"""The class report's web pages (grader/webreport.py, grader/sidebyside.py, grader/markup.py).
+"""The class report's web pages (grader/batch/webreport.py, grader/batch/sidebyside.py, grader/batch/markup.py).
 
 Fast: a made-up class (no grading) whose every string a submission chooses (its name, its source, the messages its
 failures earned, the names of its files) carries markup and script, written as pages and read back as a browser's
@@ -25,11 +25,12 @@ try:
 except ImportError:  # the `dev` extra's: the fast tests need none, the slow ones skip saying so (browser.unavailable)
     By = None
 
-from grader import copycheck, scoring, sidebyside, webreport
-from grader.classreport import Fingerprints, Similar
-from grader.grading import Graded
-from grader.markup import Html, html, join, text
+from grader import copycheck, scoring
+from grader.batch import sidebyside, webreport
+from grader.batch.classreport import Fingerprints, Similar
+from grader.batch.markup import Html, html, join, text
 from grader.matches import FunctionMatch, Matches
+from grader.outcome import Outcome
 from grader.similarity import Cluster, Pair, Similarity, Span
 from grader.submission import results_name
 from tests.meta import browser, rewrites, webclass, webpages
@@ -114,7 +115,7 @@ def _scores(passed: list[bool], message: str) -> list[scoring.ProblemScore]:
     return [scoring.ProblemScore("flops", "Counting compute", len(passed), behaviours)]
 
 
-def made_up_class(tmp: Path) -> tuple[Path, list[Graded], Fingerprints, Similar]:
+def made_up_class(tmp: Path) -> tuple[Path, list[Outcome], Fingerprints, Similar]:
     """Four submissions of flops (one an unreadable upload), each with a name, a source and messages of markup; a
     pair and a cluster between them; a copy of the reference flagged in one grading; a catalogued mistake matched."""
     submissions, out = tmp / "submissions", tmp / "grades"
@@ -139,7 +140,8 @@ def made_up_class(tmp: Path) -> tuple[Path, list[Graded], Fingerprints, Similar]
                                        known=known)
         (out / results_name(submissions / name)).mkdir(parents=True)  # where batch writes it
         (out / results_name(submissions / name) / "results.json").write_text(json.dumps(results))
-        graded.append(Graded(submissions / name, scores, "", status, 1.0, found))
+        reason = f"no such upload {PLANTED[0]}" if i == 3 else ""
+        graded.append(Outcome(name, status, 1.0, scores, fingerprints=found, reason=reason))
         if found:
             fingerprints.per_submission[name] = found
     pair = Pair("flops", "flops", NAMES[1], NAMES[2], 400, 400, 380, 300, 60, 60, 60,
@@ -169,7 +171,7 @@ def made_up(tmp_path_factory):
     (tmp / "base" / PLANTED[3]).mkdir(parents=True)  # --similarity-base's: a past year's submission
     (tmp / "base" / PLANTED[3] / "flops.py").write_text("PAST_YEAR = '<i>'\n" * 6)
     index = webreport.write(out, graded, [BY_ID["flops"]], fingerprints, similar, base=tmp / "base",
-                            reasons={NAMES[3]: f"no such upload {PLANTED[0]}"})
+                            paths={name: tmp / "submissions" / name for name in NAMES})
     return out, index
 
 

@@ -1,4 +1,4 @@
-"""The class report's web pages (grader/webreport.py) read back as a browser's parser reads them, for the tests:
+"""The class report's web pages (grader/batch/webreport.py) read back as a browser's parser reads them, for the tests:
 what markup they hold against the allowlist of what the writer makes (`unexpected_markup`), whether every link
 leads to a page and an anchor that exist (`broken_links`), and their text as a reader sees it (`page_text`).
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from grader import webreport
+from grader.batch import webreport
 
 TAGS = frozenset("html head meta title style body header p nav a main h1 h2 h3 table caption thead tbody tr th td "
                  "button svg rect text line figure ul ol li code pre span div strong br script".split())

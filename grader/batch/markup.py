@@ -1,4 +1,4 @@
-"""HTML built with escaping by construction, for the class report's web pages (grader/webreport.py).
+"""HTML built with escaping by construction, for the class report's web pages (grader/batch/webreport.py).
 
 A page is made of `Html` values alone. `html(template, **values)` fills a template written in the code with values
 escaped as text (`<`, `>`, `&`, both quotes), unless a value is `Html` already: markup enters a page only as a

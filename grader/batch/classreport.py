@@ -13,16 +13,21 @@
       thresholds, strongest first, with the matched lines on each side; every pair in OUT/similarity.csv
       (`write_similarity_csv`). For course staff: none of it reaches a results.json, and no score depends on it.
 
-Only submissions with a score (status ok or review) count; the others are listed by status.
+Only submissions with a score (status ok or review) count; the others are listed by status. Every string a
+submission chose (its name, the messages it earned, an error's text) goes into report.md as `literal`: a code span,
+which a Markdown viewer shows as written, never as markup, a link or HTML.
 """
 
 import csv
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from grader.matches import Matches
+from grader.outcome import SCORED, Outcome
+from grader.similarity import Pair, Similarity
 
-SCORED = ("ok", "review")
 SHOWN_BEHAVIOURS = 20  # the table's rows (a screenful); the rest in one line
 SHOWN_PAIRS = 40  # similar pairs in the report (the strongest); every one in similarity.csv
 SIMILARITY_CSV = "similarity.csv"
@@ -38,13 +43,26 @@ class Fingerprints:
     skipped: str | None = None
 
 
+@dataclass(frozen=True)
+class Regrade:
+    """A submission graded again (`why`), with its total and status before (None: no earlier record to read) and
+    after."""
+
+    name: str
+    why: str
+    before: float | None = None
+    status_before: str | None = None
+    after: float | None = None
+    status_after: str | None = None
+
+
 @dataclass
 class Run:
     """How the batch ran: `engine` (where), `seconds` (the wall time of its gradings), `command_seconds` (of the
     whole command, from reading the submissions to the report: the fingerprints' answers too), `graded` (the submissions
     graded in this batch), `kept` (those whose earlier results stand), `workers` (worker -> gradings it finished),
-    `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (one
-    dict per submission graded again: name, why, before/after (totals), status_before/status_after)."""
+    `retries` (submission -> how often it was given to another worker after its worker died), `regrades` (the
+    submissions graded again)."""
 
     engine: str = ""
     seconds: float = 0.0
@@ -53,7 +71,7 @@ class Run:
     kept: list[str] = field(default_factory=list)
     workers: dict[str, int] = field(default_factory=dict)
     retries: dict[str, int] = field(default_factory=dict)
-    regrades: list[dict] = field(default_factory=list)
+    regrades: list[Regrade] = field(default_factory=list)
 
 
 def _histogram(path: Path, values: list[float], out_of: float, title: str) -> None:
@@ -61,6 +79,7 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, axes = plt.subplots(figsize=(6, 3.2), dpi=100)
     bins = [out_of * i / 10 for i in range(11)]
@@ -69,10 +88,34 @@ def _histogram(path: Path, values: list[float], out_of: float, title: str) -> No
     axes.set_xlabel(f"score (out of {out_of:g})")
     axes.set_ylabel("submissions")
     axes.set_title(title)
-    axes.yaxis.get_major_locator().set_params(integer=True)
+    cast(MaxNLocator, axes.yaxis.get_major_locator()).set_params(integer=True)  # the default, AutoLocator, is one
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
+
+
+def literal(text: object, *, cell: bool = False) -> str:
+    """`text` as a Markdown code span on one line: shown as written, whatever markup, link or HTML it holds (its
+    fence is longer than any run of backticks in it); in a table `cell`, its pipes escaped (a GFM table splits
+    its cells before it reads code spans)."""
+    shown = "".join(c if c.isprintable() else " " for c in str(text)).strip() or " "
+    if cell:
+        shown = shown.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", shown)), default=0) + 1)
+    pad = " " if shown[0] == "`" or shown[-1] == "`" else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
+def _literals(texts: list[str]) -> str:
+    return ", ".join(map(literal, texts))
+
+
+def plain(text: str) -> str:
+    """The grader's prose that may carry a submission's text (why a grading is repeated, say): HTML's and Markdown's
+    characters escaped, so that a viewer shows them as written."""
+    shown = "".join(c if c.isprintable() else " " for c in text)
+    shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_\[\]|~!#])", r"\\\1", shown)
 
 
 def _times(count: int) -> str:
@@ -83,7 +126,7 @@ def _pct(count: int, of: int) -> str:
     return f"{count / of:.0%}" if of else "-"
 
 
-def failure_rates(graded: list) -> list[dict]:
+def failure_rates(graded: list[Outcome]) -> list[dict]:
     """One row per behaviour that some scored submission started (a problem left as the stub, `untouched`,
     is not a failure of its behaviours: it is not counted): how many of those submissions failed it (`failing`:
     their names), worst first (the failure rate, then the points lost, then the registry's order)."""
@@ -104,13 +147,13 @@ def failure_rates(graded: list) -> list[dict]:
                 row = rows[key]
                 row["of"] += 1
                 row["failed"] += not b.passed
-                row["failing"] += [g.submission.name] * (not b.passed)
+                row["failing"] += [g.name] * (not b.passed)
                 row["lost"] += max(b.points - b.score, 0.0)
     ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
 
 
-def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
+def behaviour_lines(graded: list[Outcome], problems, shown: int = SHOWN_BEHAVIOURS) -> list[str]:
     """The report's "Behaviours by failure rate": a table of the `shown` worst, the rest in one line."""
     rows = failure_rates(graded)
     table = [row for row in rows if row["failed"]][:shown]  # a behaviour no one failed is in the line below
@@ -180,7 +223,7 @@ class Similar:
     where the comparison did not run, `skipped` says why), `not_compared` (submissions without a digest, and
     why), `seconds` (the comparison's), `thresholds` (how a pair is reported, in words)."""
 
-    found: object = None
+    found: Similarity | None = None
     skipped: str | None = None
     not_compared: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
@@ -211,7 +254,7 @@ class ScoreFigure:
         return [sum(ordered) / len(ordered), median, ordered[0], ordered[-1]]
 
 
-def score_figures(scored: list, problems) -> list[ScoreFigure]:
+def score_figures(scored: list[Outcome], problems) -> list[ScoreFigure]:
     """The totals' figure, then each problem's (a problem a submission was not graded on counts 0)."""
     figures = [ScoreFigure("total", "all problems", [sum(p.score for p in g.scores) for g in scored],
                            sum(p.points for p in problems))]
@@ -221,20 +264,20 @@ def score_figures(scored: list, problems) -> list[ScoreFigure]:
     return figures
 
 
-def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None,
+def write(out: Path, graded: list[Outcome], problems, fingerprints: Fingerprints, run: Run | None = None,
           similar: Similar | None = None) -> Path:
-    """Write OUT/report.md and its PNGs for `graded` (grading.Graded, one per submission) on `problems` (the
+    """Write OUT/report.md and its PNGs for `graded` (one Outcome per submission) on `problems` (the
     registry's Problem objects graded in this batch), how it ran (`run`) and the copies between students
     (`similar`: also OUT/similarity.csv); the path of report.md."""
     scored = [g for g in graded if g.status in SCORED]
     lines = ["# Class report", "",
              f"{len(graded)} submissions, {len(scored)} with a score (status ok or review)."]
-    others = {}
+    others: dict[str, list[str]] = {}
     for g in graded:
         if g.status not in SCORED:
-            others.setdefault(g.status, []).append(g.submission.name)
+            others.setdefault(g.status, []).append(g.name)
     for status, names in sorted(others.items()):
-        lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
+        lines.append(f"Status `{status}` (no score, not counted below): {_literals(sorted(names))}.")
 
     lines += ["", "## Scores", "", "| | out of | mean | median | min | max | histogram |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -292,9 +335,9 @@ def _mistake_lines(fingerprints: Fingerprints) -> list[str]:
         lines += ["", f"Fingerprints took {sum(seconds) / len(seconds):.1f} s per submission on average "
                       f"(at most {max(seconds):.1f} s; a problem passed is not run again)."]
     if timed_out:
-        lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {', '.join(timed_out)}.")
+        lines.append(f"Stopped at the submission's time limit (the rest counts as differing): {_literals(timed_out)}.")
     for name, error in sorted(failed.items()):
-        lines.append(f"Not fingerprinted: {name}: {error.strip().splitlines()[-1]}")
+        lines.append(f"Not fingerprinted: {literal(name)}: {literal(error.strip().splitlines()[-1])}")
     return lines
 
 
@@ -311,27 +354,27 @@ def run_lines(run: Run) -> list[str]:
                      f"again): {len(run.kept)}.")
     if run.workers:
         lines += ["", "| worker | gradings |", "| --- | ---: |"]
-        lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]
+        lines += [f"| {worker} | {n} |" for worker, n in sorted(run.workers.items())]  # the operator's addresses
     lines.append("")
     if run.retries:
-        given = ", ".join(f"{name} ({n})" for name, n in sorted(run.retries.items()))
+        given = ", ".join(f"{literal(name)} ({n})" for name, n in sorted(run.retries.items()))
         lines.append(f"Given to another worker after theirs died: {_times(sum(run.retries.values()))}, for {given}.")
     else:
         lines.append("No grading was lost with its worker.")
     if run.regrades:
-        moved = [r for r in run.regrades if r["before"] != r["after"] or r["status_before"] != r["status_after"]]
+        moved = [r for r in run.regrades if r.before != r.after or r.status_before != r.status_after]
         lines += ["", f"Graded again: {len(run.regrades)} ("
-                  + "; ".join(f"{r['name']}: {r['why']}" for r in run.regrades) + ")."]
+                  + "; ".join(f"{literal(r.name)}: {plain(r.why)}" for r in run.regrades) + ")."]
         if moved:
             lines += ["", "| submission | why | before | after |", "| --- | --- | ---: | ---: |"]
-            lines += [f"| {r['name']} | {r['why']} | {r['before']} ({r['status_before']}) | {r['after']} "
-                      f"({r['status_after']}) |" for r in moved]
+            lines += [f"| {literal(r.name, cell=True)} | {plain(r.why)} | {r.before} ({r.status_before}) | {r.after} "
+                      f"({r.status_after}) |" for r in moved]
         else:
             lines.append("No score moved.")
     return lines
 
 
-def _lines_of(pair, side: str) -> str:
+def _lines_of(pair: Pair, side: str) -> str:
     """The matched line ranges of one side of a pair, in the order of the other side's: "module.py 10-24; 31-35"."""
     ranges = [getattr(span, f"{side}_lines") for span in pair.spans]
     return f"{pair.module}.py " + "; ".join(f"{a}-{b}" for a, b in ranges) if ranges else "-"
@@ -353,21 +396,24 @@ def similarity_lines(similar: Similar) -> list[str]:
               f"pair's matched lines are side by side; every pair is in [{SIMILARITY_CSV}]({SIMILARITY_CSV}).", ""]
     for i, cluster in enumerate(found.clusters):
         lines.append(f"- cluster {cluster.problem}-{i + 1}: {len(cluster.members)} submissions share one source on "
-                     f"{cluster.problem}: {', '.join(cluster.members)}")
+                     f"{cluster.problem}: {_literals(cluster.members)}")
     if found.clusters:
         lines.append("")
     if found.pairs:
         lines += ["| problem | strength | submission | its lines | submission | its lines | shared | run | "
                   "in order |", "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: |"]
         for pair in found.pairs[:SHOWN_PAIRS]:
-            lines.append(f"| {pair.problem} | {pair.strength:.0%} | {pair.a} | {_lines_of(pair, 'a')} | {pair.b} | "
-                         f"{_lines_of(pair, 'b')} | {pair.shared} | {pair.longest} | {pair.in_order} |")
+            lines.append(f"| {pair.problem} | {pair.strength:.0%} | {literal(pair.a, cell=True)} | "
+                         f"{_lines_of(pair, 'a')} | {literal(pair.b, cell=True)} | {_lines_of(pair, 'b')} | "
+                         f"{pair.shared} | {pair.longest} | {pair.in_order} |")
         if len(found.pairs) > SHOWN_PAIRS:
             lines += ["", f"And {len(found.pairs) - SHOWN_PAIRS} weaker pairs, in {SIMILARITY_CSV}."]
     else:
         lines.append("No pair is past the thresholds.")
+    if similar.not_compared:
+        lines.append("")  # a line right after a table would be read as one of its rows
     for name, why in sorted(similar.not_compared.items()):
-        lines.append(f"Not compared: {name}: {why}.")
+        lines.append(f"Not compared: {literal(name)}: {plain(why)}.")
     return lines
 
 
@@ -375,16 +421,15 @@ SIMILARITY_COLUMNS = ["problem", "strength", "submission_a", "lines_a", "submiss
                       "b_own", "share", "longest_run", "statements_in_order", "cluster", "from_base"]
 
 
-def write_similarity_csv(path: Path, found) -> None:
+def write_similarity_csv(path: Path, found: Similarity) -> None:
     """One row per reported pair, strongest first: the matched line ranges of each side in the same order
     ("module.py 10-24; 31-35"), the figures, the cluster it is part of ("problem-N: its members")."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(SIMILARITY_COLUMNS)
         for pair in found.pairs:
-            cluster = found.clusters[pair.cluster] if pair.cluster is not None else None
+            joined = None if pair.cluster is None else found.clusters[pair.cluster]
+            cluster = f"{joined.problem}-{(pair.cluster or 0) + 1}: {' '.join(joined.members)}" if joined else ""
             writer.writerow([pair.problem, f"{pair.strength:.2f}", pair.a, _lines_of(pair, "a"), pair.b,
                              _lines_of(pair, "b"), pair.shared, pair.a_own, pair.b_own, f"{pair.share:.2f}",
-                             pair.longest, pair.in_order,
-                             f"{cluster.problem}-{pair.cluster + 1}: {' '.join(cluster.members)}" if cluster else "",
-                             pair.from_base])
+                             pair.longest, pair.in_order, cluster, pair.from_base])

@@ -1,10 +1,10 @@
 """Two modules side by side, as MOSS shows a pair: each matched region (grader/similarity.py's Span: lines of the
 first side, lines of the second) coloured alike on both sides, its number linked to where it starts on the other, for
-the class report's pages (grader/webreport.py, whose style colours the regions' classes r0 to r7).
+the class report's pages (grader/batch/webreport.py, whose style colours the regions' classes r0 to r7).
 
 A module is listed as Python reads and numbers it (`python_lines`), so that the line numbers of the copy check and of
 the similarity digests (which keep the original lines) name the lines shown; every line goes into the page through
-grader/markup.py, as text.
+grader/batch/markup.py, as text.
 """
 
 import io
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import copycheck
-from grader.markup import Html, html, join, text
+from grader.batch.markup import Html, html, join, text
 from grader.similarity import Span
 from grader.submission import SubmissionError, read_modules
 
@@ -105,11 +105,11 @@ def code_side(side: str, shown: Listing, other: Listing, spans: list[Span]) -> H
     rows = []
     for number, line in enumerate(shown.lines, start=1):
         here = starts.get(number, [])  # the regions that start on this line: the first names the line
-        k = here[0] if here else region.get(number)
+        at: int | None = here[0] if here else region.get(number)
         gutter = join(jump(j, anchor=i > 0) for i, j in enumerate(here)) if here else Html('<span class="gap"></span>')
         rows.append(html('<span class="{cls}" id="{id}"><span class="ln">{number}</span>{gutter}{line}</span>',
-                         cls="line" if k is None else f"line r{k % REGION_COLOURS}" + " start" * bool(here),
-                         id=f"{side}{k + 1}" if here else f"{side}-l{number}", number=number, gutter=gutter,
+                         cls="line" if at is None else f"line r{at % REGION_COLOURS}" + " start" * bool(here),
+                         id=f"{side}{here[0] + 1}" if here else f"{side}-l{number}", number=number, gutter=gutter,
                          line=line))
     note = html('<p class="muted">Shown up to its first {n} bytes or {lines} lines.</p>', n=SHOWN_BYTES,
                 lines=SHOWN_LINES) if shown.truncated else Html("")

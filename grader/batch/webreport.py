@@ -1,5 +1,5 @@
 """The class report as web pages, for course staff: OUT/report.html and its pages in OUT/report/, written by
-`resource-grader batch` beside report.md (grader/classreport.py), from the same findings and the submissions' own
+`resource-grader batch` beside report.md (grader/batch/classreport.py), from the same findings and the submissions' own
 results.json files (what each student read).
 
     report.html             the class: a histogram of the totals and of each problem (SVG); every behaviour with its
@@ -19,7 +19,7 @@ results.json files (what each student read).
 The pages open from disk, with no server and no network: no file is fetched, the plots are inline SVG, and each page
 carries its style and its one script (sorting the tables) inline, with a Content-Security-Policy that allows no
 script or style but those two (by their SHA-256) and nothing from anywhere (`default-src 'none'`). Every string that
-came from a submission (its source, the messages it earned, its name) is put into a page through grader/markup.py,
+came from a submission (its source, the messages it earned, its name) is put into a page through grader/batch/markup.py,
 escaped as text: markup or script planted in it shows as text and never runs.
 
 For course staff only: the pages show the reference's and the oracles' source beside copies of them; no student
@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import OFFICIAL_ROOT, copycheck, registry, similarity
-from grader.classreport import SCORED, Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
-from grader.grading import Graded
-from grader.markup import Html, html, join, text
-from grader.sidebyside import Sources, listing, side_by_side
+from grader.batch.classreport import Fingerprints, Similar, failure_rates, mistakes_by_function, score_figures
+from grader.batch.markup import Html, html, join, text
+from grader.batch.sidebyside import Sources, listing, side_by_side
+from grader.outcome import Outcome
 from grader.similarity import Pair, Span
 from grader.submission import results_name
 
@@ -219,7 +219,7 @@ def copies_in(submission: str, review: list[str]) -> list[CopyOf]:
     """The copies of an oracle or of the reference that the review evidence names with their lines, one per source
     file (grader/copycheck.py Match.evidence); a copy found in a decoded literal is none of them (its lines are the
     decoded text's, not the file's)."""
-    found = []
+    found: list[CopyOf] = []
     for line in review:
         head = _COPY_HEAD.match(line)
         if not head or "(decoded from the literal" in line:
@@ -241,7 +241,7 @@ def source_file(module: str, shown: str) -> Path | None:
     if shown == f"reference/{module}.py":
         path = OFFICIAL_ROOT / "reference" / f"{module}.py"
         return path if path.is_file() else None
-    problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
+    problem = next((p.id for p in registry.PROBLEMS if p.module == module), "")
     oracles = (*registry.ORACLES.get(problem, ()), *copycheck.HELPERS.get(problem, ()))
     top = shown.split("/", 1)[0]
     if not shown.endswith(".py") or top not in {name.split(".", 1)[0] for name in oracles}:
@@ -331,19 +331,23 @@ class Student:
 
     name: str
     page: str
-    graded: Graded
+    graded: Outcome
     results: Results
-    reason: str = ""
     pairs: list[int] = field(default_factory=list)  # indexes into the reported pairs
     copies: list[CopyOf] = field(default_factory=list)
 
     @property
     def scored(self) -> bool:
-        return self.graded.status in SCORED
+        return self.graded.scored
 
     @property
     def total(self) -> float:
-        return sum(p.score for p in self.graded.scores)
+        return self.graded.total
+
+    @property
+    def reason(self) -> str:
+        """Why it has no score, where a grading did not finish."""
+        return self.graded.reason
 
     def link(self, prefix: str = "", anchor: str = "") -> Html:
         """A link to its page from a page in the folder (`prefix` FROM_INDEX: from the index)."""
@@ -377,26 +381,24 @@ class Report:
                                 home=f"../{INDEX}", body=body)
 
 
-def write(out: Path, graded: list, problems: list, fingerprints: Fingerprints, similar: Similar | None = None, *,
-          base: Path | None = None, reasons: dict[str, str] | None = None) -> Path:
-    """Write OUT/report.html and its pages in OUT/report/ for `graded` (grading.Graded, one per submission: each
-    one's results.json is read from OUT/<submission.results_name>/) on `problems`, with the catalogued
-    mistakes (`fingerprints`) and the copies between students (`similar`; `base`: the folder of
-    `--similarity-base`, whose modules a pair may show); `reasons`: why a submission has no score. Returns the
-    path of report.html. Earlier pages in OUT/report/ are removed (its other files are left alone: a submission
-    may be called "report")."""
+def write(out: Path, graded: list[Outcome], problems: list, fingerprints: Fingerprints, similar: Similar | None = None,
+          *, paths: dict[str, Path], base: Path | None = None) -> Path:
+    """Write OUT/report.html and its pages in OUT/report/ for `graded` (one Outcome per submission, found at
+    `paths`[its name]: each one's results.json is read from OUT/<submission.results_name>/) on `problems`, with
+    the catalogued mistakes (`fingerprints`) and the copies between students (`similar`; `base`: the folder of
+    `--similarity-base`, whose modules a pair may show). Returns the path of report.html. Earlier pages in
+    OUT/report/ are removed (its other files are left alone: a submission may be called "report")."""
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.html"):
         old.unlink()
     students = {}
     for g in graded:
-        name = g.submission.name
-        results = read_results(out / results_name(g.submission) / "results.json")
-        students[name] = Student(name, f"s-{slug(name)}.html", g, results, (reasons or {}).get(name, ""),
-                                 copies=copies_in(name, results.review))
-    report = Report(out, students, problems, fingerprints, similar,
-                    Sources({g.submission.name: g.submission for g in graded}, base))
+        results = read_results(out / results_name(paths[g.name]) / "results.json")
+        students[g.name] = Student(g.name, f"s-{slug(g.name)}.html", g, results,
+                                   copies=copies_in(g.name, results.review))
+    report = Report(out, students, problems, fingerprints, similar, Sources({g.name: paths[g.name] for g in graded},
+                                                                            base))
     for index, pair in enumerate(report.pairs):
         for name in (pair.a, pair.b):
             if name in students:
@@ -407,10 +409,10 @@ def write(out: Path, graded: list, problems: list, fingerprints: Fingerprints, s
         _submission_page(report, student)
     for name, page in report.pages.items():
         (folder / name).write_text(page, encoding="utf-8")
-    index = out / INDEX
-    index.write_text(html(PAGE, csp=CSP, title="Class report", style=Html(STYLE), script=Html(SCRIPT), home=INDEX,
-                          body=body), encoding="utf-8")
-    return index
+    path = out / INDEX
+    path.write_text(html(PAGE, csp=CSP, title="Class report", style=Html(STYLE), script=Html(SCRIPT), home=INDEX,
+                         body=body), encoding="utf-8")
+    return path
 
 
 def _summary(report: Report) -> Html:
