@@ -18,8 +18,8 @@
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
    what the worker costs (its start, torch's import in it, the round trips, the guard);
 5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
-   the slow tier CI runs after it (`make slow`); with --record, in the README's paragraph of figures (only where
-   every phase passed).
+   the slow tier CI runs after it (`make slow`), each with where its CPU went: per test file and per fixture
+   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from grader import OFFICIAL_ROOT, registry
 from grader.harness import cgroups
+from grader.staff import ledger
 
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
@@ -141,20 +142,28 @@ CI_END = "<!-- end of make-test figures -->"
 
 
 def ci_figures(phases: dict[str, Run], slow: Run, load: float) -> str:
-    """The README's paragraph of figures: `make test` by phase, then `make slow`."""
+    """The README's paragraph of figures: `make test` by phase (wall and CPU seconds), then `make slow`."""
     wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
-    each = ", ".join(f"{phase} {run.wall:.0f} s" for phase, run in phases.items())
+    each = ", ".join(f"{phase} {run.wall:.0f} s and {run.cpu:.0f} s of CPU" for phase, run in phases.items())
     with cgroups.CpuAccount() as account:
         counted = "the whole process tree's" if account.kind else "the processes waited for only"
     return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
-            f"{counted}: `make test` {wall:.0f} s ({each}; {cpu:.0f} s of CPU), then `make slow` {slow.wall:.0f} s "
+            f"{counted}: `make test` {wall:.0f} s and {cpu:.0f} s of CPU ({each}), then `make slow` {slow.wall:.0f} s "
             f"({slow.cpu:.0f} s of CPU): {wall + slow.wall:.0f} s for CI in all.")
 
 
 def _make(target: str, logs: Path):
+    """Run `make target`, its output in a log file; print its figures, then where its CPU went (grader/staff/ledger.py:
+    per test file and per fixture)."""
+    folder = logs / f"{target}-ledger"
+    folder.mkdir()
     with open(logs / f"{target}.log", "wb") as log:
-        run = run_timed(["make", target], output=log)
-    print(f"{target:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}", flush=True)
+        run = run_timed(["make", target], env={**os.environ, **ledger.environment(folder)}, output=log)
+    print(f"{target:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}   (load {os.getloadavg()[0]:.1f} as it ended)",
+          flush=True)
+    records = ledger.read(folder)
+    if records:
+        print(ledger.tables(records, run.cpu), flush=True)
     return run
 
 
