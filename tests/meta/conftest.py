@@ -5,6 +5,8 @@ The hostile corpus is a class per sandbox mode: its two gradings run side by sid
 
 - The costliest files and classes are handed out first (COSTLIEST_FIRST, then the rest in the order collected;
   `--no-loadscope-reorder` keeps that order), so that no worker starts a long one as the others finish.
+- The catalogue of mistakes is graded once per session (`catalogue`, tests/meta/catalogue.py), whichever worker
+  asks first, and read by every meta-test of it.
 - Each xdist worker's gradings take their sandbox uids from a range of their own: a test that checks what its
   gradings' uids left behind (processes, files, IPC objects) sees only its own.
 """
@@ -14,6 +16,8 @@ import os
 import pytest
 
 from grader.harness import uids
+from tests.meta import catalogue as catalogue_of_mistakes
+from tests.meta.suite import problems_selected
 
 # The longest first, ordered by what `make test` and `make slow` print (--durations=20): the corpus in each mode,
 # then the grader's own tests, the catalogue of mistakes, the Gradescope image.
@@ -37,3 +41,11 @@ def pytest_collection_modifyitems(items):
     """After pytest's own reordering (by fixture), the costliest scopes first."""
     rank = {scope: i for i, scope in enumerate(COSTLIEST_FIRST)}
     items.sort(key=lambda item: rank.get(scope_of(item), len(rank)))  # stable: within a scope, as before
+
+
+@pytest.fixture(scope="session")
+def catalogue(request, tmp_path_factory) -> dict[tuple[str, str], dict]:
+    """Every catalogued mistake, graded as `grade` grades it (tests/meta/catalogue.py), once for the session:
+    (problem, mistake id) -> its result. `-k <problem>`: that problem's mistakes alone."""
+    return catalogue_of_mistakes.graded(problems_selected(request, "catalogue"),
+                                        catalogue_of_mistakes.shared_folder(tmp_path_factory))

@@ -21,6 +21,8 @@ import pytest
 from grader import scoring
 from grader.registry import BY_ID
 from grader.runner import RunResult, read_report
+from tests.meta.answers import forget_oracle_answers, keep_oracle_answers
+from tests.meta.replay import ReplayExamples
 from tests.meta.suite import ROOT, problems_with_tests
 from tests.mistakes.nonsense import CORE, nonsense
 
@@ -32,7 +34,16 @@ CORE_SHARE = 0.5
 CASES = [m for p in problems_with_tests() for m in nonsense(p)]
 
 
-def score(mistake) -> tuple[float, list[str]]:
+@pytest.fixture(scope="module")
+def shared_work():
+    """The cases of a problem draw the same examples: hypothesis draws them once (tests/meta/replay.py) and the
+    oracles answer each question once (tests/meta/answers.py), which changes no score."""
+    before = keep_oracle_answers()
+    yield [ReplayExamples()]
+    forget_oracle_answers(before)
+
+
+def score(mistake, plugins=()) -> tuple[float, list[str]]:
     """The problem's score with `mistake` swapped into the reference, and the behaviours that earned points."""
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference", "--mutant",
@@ -40,7 +51,7 @@ def score(mistake) -> tuple[float, list[str]]:
                 "--tb=no", "--no-header", "-p", "no:cacheprovider", "--hypothesis-profile=mutation",
                 f"--report={report.name}", f"--rootdir={ROOT}"]
         with contextlib.redirect_stdout(io.StringIO()):
-            code = pytest.main(args)
+            code = pytest.main(args, plugins=list(plugins))
         run = RunResult(exit_code=int(code))
         read_report(Path(report.name), run)
     assert not run.report_faults, run.report_faults
@@ -50,10 +61,10 @@ def score(mistake) -> tuple[float, list[str]]:
 
 
 @pytest.mark.parametrize("mistake", CASES, ids=lambda m: f"{m.problem}:{m.id}")
-def test_nonsense_earns_little(mistake):
+def test_nonsense_earns_little(mistake, shared_work):
     points = BY_ID[mistake.problem].points
     share = CORE_SHARE if mistake.description.startswith(CORE) else NONSENSE_SHARE
-    got, earned = score(mistake)
+    got, earned = score(mistake, shared_work)
     assert got <= share * points + 1e-9, (
         f"{mistake.problem}:{mistake.id} ({mistake.description}) earns {got:.2f} of {points} points, more than "
         f"{share:.0%}; from:\n  " + "\n  ".join(earned))

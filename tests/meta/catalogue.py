@@ -1,0 +1,52 @@
+"""The catalogue of mistakes graded once per run of the meta-tests, and shared by every meta-test that reads it:
+tests/meta/test_mistakes.py (each mistake caught, what tests it fails, the points it costs) and
+tests/meta/test_compare.py (the mistake compare names).
+
+Each mistake is graded as `grade` grades it (`python -m tests.meta.mutation --graded`: every test of its problem
+run to its end, the differential ones too, the run scored with the gates applied, and compared as fingerprints
+compare it) under grading seed HELD_OUT_SEED, which the grading budgets (grader/grading_budget.py) were not
+calibrated on. The first xdist worker to ask grades it, for the problems the session's tests need (`-k
+<problem>`: that problem's alone); the others wait for it and read what it wrote (a file lock in the session's
+shared temporary folder).
+"""
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.meta.suite import ROOT
+
+HELD_OUT_SEED = 11  # grader/grading_budget.py was calibrated on seeds 1, 2 and 3
+# A backstop far beyond the catalogue's cost (about 2 minutes of CPU on 2 cores in 2026-12), never what decides.
+BACKSTOP_SECONDS = 3600
+
+
+def shared_folder(tmp_path_factory) -> Path:
+    """The temporary folder of this pytest session that its xdist workers share (each has one of its own below)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def graded(problems: list[str] | None, folder: Path) -> dict[tuple[str, str], dict]:
+    """(problem, mistake id) -> its graded result (tests/meta/mutation.py run_mistake, `named` included), for
+    `problems` (None: all), graded once in `folder` whoever asks."""
+    out = folder / f"catalogue-{'-'.join(problems) if problems else 'all'}.json"
+    with open(folder / "catalogue.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not out.exists():
+            run_catalogue([f"--problem={p}" for p in problems or ()], out)
+    return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
+
+
+def run_catalogue(options: list[str], out: Path) -> None:
+    """Grade the catalogue into `out` (its JSON results): a subprocess with shards of its own."""
+    partial = out.with_suffix(".partial")
+    subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--graded", "--profile", "grade", "--grading-seed",
+                    str(HELD_OUT_SEED), "--json", str(partial), *options], cwd=ROOT, check=False,
+                   timeout=BACKSTOP_SECONDS, stdout=subprocess.DEVNULL)
+    if not partial.exists():
+        raise RuntimeError(f"python -m tests.meta.mutation --graded {' '.join(options)} wrote no results")
+    partial.replace(out)
