@@ -37,16 +37,18 @@ def graded(problems: list[str] | None, folder: Path) -> dict[tuple[str, str], di
     with open(folder / "catalogue.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not out.exists():
-            run_catalogue([f"--problem={p}" for p in problems or ()], out)
+            run_mutation(["--graded", "--profile", "grade", "--grading-seed", str(HELD_OUT_SEED),
+                          *[f"--problem={p}" for p in problems or ()]], out)
     return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
 
 
-def run_catalogue(options: list[str], out: Path) -> None:
-    """Grade the catalogue into `out` (its JSON results): a subprocess with shards of its own."""
+def run_mutation(options: list[str], out: Path) -> list[dict]:
+    """`python -m tests.meta.mutation OPTIONS` (a subprocess, with shards of its own), its JSON results written
+    into `out` once complete, and returned."""
     partial = out.with_suffix(".partial")
-    subprocess.run([sys.executable, "-m", "tests.meta.mutation", "--graded", "--profile", "grade", "--grading-seed",
-                    str(HELD_OUT_SEED), "--json", str(partial), *options], cwd=ROOT, check=False,
-                   timeout=BACKSTOP_SECONDS, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "-m", "tests.meta.mutation", *options, "--json", str(partial)], cwd=ROOT,
+                   check=False, timeout=BACKSTOP_SECONDS, stdout=subprocess.DEVNULL)
     if not partial.exists():
-        raise RuntimeError(f"python -m tests.meta.mutation --graded {' '.join(options)} wrote no results")
+        raise RuntimeError(f"python -m tests.meta.mutation {' '.join(options)} wrote no results")
     partial.replace(out)
+    return json.loads(out.read_text())

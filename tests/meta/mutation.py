@@ -8,6 +8,7 @@
     python -m tests.meta.mutation --automatic --sample 300   # automatic mutants (tests/mistakes/automatic.py)
     python -m tests.meta.mutation --differential --every-test   # the differential tests' data, for their budgets
     python -m tests.meta.mutation --every-test --profile grade --costs   # each catalogue's COSTS, as observed
+    python -m tests.meta.mutation --nonsense --json FILE   # the nonsense, scored (tests/meta/test_nonsense.py)
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
@@ -25,6 +26,11 @@ compare with untouched), as `grade` runs them; the run is scored as `grade` scor
 gates applied), each behaviour's points, what it earned and how many of its tests failed (`behaviours`); and a
 mistake of functions compare can call is compared as grading fingerprints it (`named`: the catalogued mistakes
 compare names). `caught` and `failed` stay those of the tests without the differential ones.
+
+`--nonsense` runs tests/mistakes/nonsense.py's implementations instead, as the student release runs them (no
+differential test) under the `nonsense` profile (the `mutation` profile's examples, a failure not shrunk: a
+smaller failing example changes what a failure says, never whether the test failed), each scored as the
+catalogue is (`behaviours`, and `score`: the problem's).
 """
 
 import argparse
@@ -40,15 +46,21 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
-from grader import scoring
+from grader import profiles, scoring
 from grader.registry import BY_ID, PROBLEMS
 from grader.runner import RunResult, read_report
 from tests.meta.answers import keep_oracle_answers
 from tests.meta.replay import ReplayExamples
 from tests.mistakes import automatic, behaviours_of, catalog, find_mistake
+from tests.mistakes.nonsense import nonsense
 
 ROOT = Path(__file__).resolve().parents[2]
+NONSENSE_PROFILE = "nonsense"  # the mutation profile's examples; a failing test is not shrunk
+settings.register_profile(NONSENSE_PROFILE, settings.get_profile("mutation"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+assert NONSENSE_PROFILE not in profiles.GRADING_PROFILES
 
 
 class NamingTestsFirst:
@@ -111,14 +123,16 @@ class StopAtTimeout:
 
 
 def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False,
-                every_test: bool = False, differential: bool = False, graded: bool = False, plugins=()) -> dict:
+                every_test: bool = False, differential: bool = False, graded: bool = False, plugins=(),
+                scored: bool = False) -> dict:
     """Run the problem's oracle tests (with `differential`, its differential tests instead) on the reference
     with `mistake` swapped in; stop at the first failure (with `naming_first`, the tests that name a function
     it replaces run first: NamingTestsFirst), or with `every_test` run them all and record where each failing
     one first failed (`failed`: test -> example). With `graded`, every test of the problem, scored as `grade`
-    scores it (`behaviours`: the module docstring). `plugins`: pytest's, for this run (`shared_work`).
+    scores it (`behaviours`: the module docstring); with `scored`, the tests run (every one) scored alike, and
+    the problem's `score`. `plugins`: pytest's, for this run (`shared_work`).
     `cpu_seconds`: what the run took of this process's CPU."""
-    every_test = every_test or graded
+    every_test = every_test or graded or scored
     selection = mistake.problem if graded else f"{mistake.problem} and {'' if differential else 'not '}differential"
     start = time.process_time()
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
@@ -144,7 +158,9 @@ def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_f
     if graded:
         result["differential_failed"] = {r["nodeid"].split("::")[-1]: r.get("first_failing_example", 0)
                                          for r in records if r["outcome"] == "failed" and r["differential"]}
+    if graded or scored:
         result["behaviours"] = graded_behaviours(run, mistake.problem)
+        result["score"] = sum(b["score"] for b in result["behaviours"].values())
         result["report_faults"] = run.report_faults
     result["cpu_seconds"] = round(time.process_time() - start, 2)
     return result
@@ -230,7 +246,7 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
                        *_automatic_options(options), *["--every-test"] * options.every_test,
                        *(["--rerun", options.rerun] if options.rerun else []), *["--graded"] * options.graded,
                        *["--naming-first"] * options.naming_first, *["--differential"] * options.differential,
-                       *["--fresh"] * options.fresh,
+                       *["--fresh"] * options.fresh, *["--nonsense"] * options.nonsense,
                        *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
@@ -248,6 +264,8 @@ def _automatic_options(options) -> list[str]:
 
 
 def _mistakes(options, problems: list[str]) -> list:
+    if options.nonsense:
+        return [m for p in problems if (ROOT / BY_ID[p].test_file).exists() for m in nonsense(p)]
     if options.rerun:
         wanted = {(r["problem"], r["id"]) for r in json.loads(Path(options.rerun).read_text())}
         mutants = {(m.problem, m.id): m for p in {p for p, _ in wanted} for m in automatic.automatic(p)}
@@ -288,6 +306,9 @@ def main(argv=None) -> int:
     parser.add_argument("--graded", action="store_true",
                         help="every test, the differential ones too, scored as `grade` scores it, and compared as "
                              "grading fingerprints it: the catalogue the meta-tests share (tests/meta/catalogue.py)")
+    parser.add_argument("--nonsense", action="store_true",
+                        help="tests/mistakes/nonsense.py's implementations instead of the catalogue, each scored as "
+                             "the student release's tests score it (tests/meta/test_nonsense.py)")
     parser.add_argument("--fresh", action="store_true",
                         help="every run draws its examples and asks the oracles anew (by default hypothesis draws a "
                              "test's examples once and the oracles answer a question once: tests/meta/replay.py and "
@@ -298,6 +319,8 @@ def main(argv=None) -> int:
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
+    if options.nonsense:
+        options.profile, options.every_test = NONSENSE_PROFILE, True
     mistakes = _mistakes(options, problems)
     if options.jobs > 1:
         expected = mistakes
@@ -312,7 +335,8 @@ def main(argv=None) -> int:
         results = []
         for m in expected:
             results.append(run_mistake(m, options.profile, options.grading_seed, options.naming_first,
-                                       options.every_test, options.differential, options.graded, plugins))
+                                       options.every_test, options.differential, options.graded, plugins,
+                                       scored=options.nonsense))
             if comparer is not None:
                 results[-1]["named"] = compare_names(m, comparer)
             if options.json:  # as it goes: a run stopped half-way keeps what it found
@@ -329,7 +353,7 @@ def main(argv=None) -> int:
         print(costs_text(results))
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1))
-    return 0 if options.automatic or all(r["caught"] for r in results) else 1
+    return 0 if options.automatic or options.nonsense or all(r["caught"] for r in results) else 1
 
 
 if __name__ == "__main__":
