@@ -193,10 +193,10 @@ def main(argv: list[str] | None = None) -> None:
     where = ", one core" if one_core else ""
     gradings = []
 
-    def measure(what: str, modules: dict[str, str], flags: list[str] = ()) -> None:
+    def measure(what: str, modules: dict[str, str], flags: list[str] = (), once: bool = False) -> None:
         measured = grade_measured(modules, one_core, flags)
         report(what + where, measured)
-        gradings.append(figures_of(what, *measured))
+        gradings.append(figures_of(what, *measured) | ({"once": True} if once else {}))
 
     modules = {p.module: (OFFICIAL_ROOT / "reference" / f"{p.module}.py").read_text() for p in registry.PROBLEMS}
     measure("a full correct submission", modules)
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     modules.update({problem: planted_source(problem, [mistake]) for problem, mistake in planted.items()})
     with kept_answers_in(tempfile.mkdtemp(prefix="ra-bench-answers-")):  # empty: the first grading computes them
         measure(f"one catalogued mistake in each of {len(planted)} problems, with its fingerprints, compare's "
-                "answers computed (none kept yet)", modules)
+                "answers computed (none kept yet)", modules, once=True)
         measure("the same, compare's answers kept (by the grading before)", modules)
     measure("the same, `--no-fingerprints`", modules, ["--no-fingerprints"])
     if options.record:
@@ -283,14 +283,21 @@ CLASS, CORES = 600, 40  # the class and the cluster that docs/graders.md's Slurm
 
 
 def class_time(figures: dict) -> str:
-    """What grading a class of CLASS costs, from the CPU seconds measured: in all, and on CORES cores."""
-    cpu = [g["cpu_seconds"] for g in figures["gradings"] if g.get("cpu_seconds") is not None]
-    if not cpu:
+    """What grading a class of CLASS costs, from the CPU seconds measured: in all, and on CORES cores. A grading
+    that computed compare's answers (`once`) pays what a class pays once, not per submission: it is not a grading's
+    figure, and what it cost over the same grading with the answers kept is added once."""
+    each = [g["cpu_seconds"] for g in figures["gradings"] if g.get("cpu_seconds") is not None and not g.get("once")]
+    if not each:
         return "(no CPU seconds were counted in this measurement: no cgroup to count in)"
-    low, high = min(cpu), max(cpu)
-    return (f"A class of {CLASS} costs {CLASS * low / 3600:.1f} to {CLASS * high / 3600:.1f} CPU-hours by these "
-            f"gradings ({low:.1f} to {high:.1f} CPU seconds each): on {CORES} cores kept busy, "
-            f"{CLASS * low / CORES / 60:.0f} to {CLASS * high / CORES / 60:.0f} minutes.")
+    low, high = min(each), max(each)
+    once = [g for g in figures["gradings"] if g.get("once") and g.get("cpu_seconds") is not None]
+    kept = [g["cpu_seconds"] for g in figures["gradings"][figures["gradings"].index(once[0]) + 1:][:1]] if once else []
+    extra = max(0.0, once[0]["cpu_seconds"] - kept[0]) if once and kept else 0.0
+    first = (f", and once {extra:.1f} CPU seconds for compare's answers (the first grading that needs them "
+             "computes and keeps them)") if extra else ""
+    return (f"A class of {CLASS} costs {(CLASS * low + extra) / 3600:.1f} to {(CLASS * high + extra) / 3600:.1f} "
+            f"CPU-hours by these gradings ({low:.1f} to {high:.1f} CPU seconds each{first}): on {CORES} cores kept "
+            f"busy, {(CLASS * low + extra) / CORES / 60:.0f} to {(CLASS * high + extra) / CORES / 60:.0f} minutes.")
 
 
 def with_figures(page: str, figures: dict) -> str:
