@@ -2,12 +2,13 @@
 
 OUT/<name>/results.json for each submission, OUT/grades.csv with one row each (a status column and, for a
 grading that could not finish, the reason; never an aborted batch), the class report OUT/report.md
-(grader/classreport.py) with the copies between students (grader/similarity.py: every pair compared on the
-digests the gradings return, with a base of past submissions at `similarity_base`; OUT/similarity.csv, and
-grades.csv's similar_to column, never a results.json), and beside each results.json a grading.json: what was
-graded (the submission's content hash, the grader's official hash, the options), its outcome and its similarity
-digest, from which a later batch into the same OUT grades only what is new, changed (the submission, the grader
-after a fix, the options) or did not finish, and keeps the rest, unless told to regrade everything.
+(grader/classreport.py) and its web pages, OUT/report.html and OUT/report/ (grader/webreport.py), with the copies
+between students (grader/similarity.py: every pair compared on the digests the gradings return, with a base of past
+submissions at `similarity_base`; OUT/similarity.csv, and grades.csv's similar_to column, never a results.json), and
+beside each results.json a grading.json: what was graded (the submission's content hash, the grader's official hash,
+the options), its outcome and its similarity digest, from which a later batch into the same OUT grades only what is
+new, changed (the submission, the grader after a fix, the options) or did not finish, and keeps the rest, unless told
+to regrade everything.
 """
 
 import csv
@@ -26,17 +27,26 @@ from grader.matches import Matches
 from grader.messages import GRADER_FAILED, UNREADABLE
 from grader.runner import Limits
 from grader.scoring import results_json, scores_from, table
-from grader.submission import SubmissionError
+from grader.submission import SubmissionError, results_name
 
 RECORD = "grading.json"
 
 
 def submissions_in(folder: Path) -> list[Path]:
+    """The submissions in `folder` (its sub-folders and .zip files), refused where two would write their results
+    to the same folder (`alice/` beside `alice.zip`): one's results would be lost."""
     if not folder.is_dir():
         raise SubmissionError(f"{folder} is not a folder of submissions")
     found = sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip")
     if not found:
         raise SubmissionError(f"{folder} holds no submissions (sub-folders or .zip files)")
+    by_folder: dict[str, list[str]] = {}
+    for submission in found:
+        by_folder.setdefault(results_name(submission), []).append(submission.name)
+    clashes = [" and ".join(names) for names in by_folder.values() if len(names) > 1]
+    if clashes:
+        raise SubmissionError(f"{folder}: {'; '.join(clashes)} would write their results to the same folder: "
+                              "rename one")
     return found
 
 
@@ -91,7 +101,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     refused), SubmissionError when `folder` or `similarity_base` cannot be read."""
     from tqdm import tqdm
 
-    from grader import classreport
+    from grader import classreport, webreport
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
@@ -123,7 +133,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
     regrades: list[dict] = []
     kept: list[str] = []
     for submission in submissions:
-        where = out / submission.stem
+        where = out / results_name(submission)
         previous = _record(where / RECORD)
         try:
             data = cluster.pack(submission)
@@ -168,7 +178,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
                 result = _result(future)
                 if "refused" in result:
                     raise cluster.ClusterError(result["refused"])
-                graded, record = _write(submission, out / submission.stem, result, content, official, options)
+                graded, record = _write(submission, out / results_name(submission), result, content, official, options)
                 record["hashes"] = hashes
                 graded_all[submission.name] = graded
                 records[submission.name] = record
@@ -184,7 +194,7 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         if record is None:
             continue
         record["attempts"] = max(len(starts.get(submission.name, [])), 1)
-        write_atomically(out / submission.stem / RECORD, json.dumps(record, indent=1))
+        write_atomically(out / results_name(submission) / RECORD, json.dumps(record, indent=1))
         run.graded.append(submission.name)
         if record["worker"]:  # not a grading lost with its workers
             run.workers[record["worker"]] = run.workers.get(record["worker"], 0) + 1
@@ -206,8 +216,17 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
         writer.writerows(rows)
     ordered = [graded_all[s.name] for s in submissions]
     report = classreport.write(out, ordered, chosen, found, run, similar)
+    try:
+        pages = webreport.write(out, ordered, chosen, found, similar, base=similarity_base,
+                                reasons={name: record.get("reason", "") for name, record in records.items()})
+    except OSError as exc:  # the grades and report.md stand; a batch run again keeps every grading and writes them
+        print(f"resource-grader batch: the class report's web pages could not be written ({exc}); grades.csv and "
+              "report.md are complete, and the same batch run again keeps every grading and writes the pages",
+              file=sys.stderr)
+        pages = "no web pages"
     kept = f" ({len(run.kept)} kept from an earlier batch)" if run.kept else ""
-    print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report}")
+    print(f"{len(rows)} submissions graded{kept} on {run.engine}; {out / 'grades.csv'}; class report {report} and "
+          f"{pages}")
     return 0
 
 

@@ -85,8 +85,8 @@ def _pct(count: int, of: int) -> str:
 
 def failure_rates(graded: list) -> list[dict]:
     """One row per behaviour that some scored submission started (a problem left as the stub, `untouched`,
-    is not a failure of its behaviours: it is not counted): how many of those submissions failed it, worst
-    first (the failure rate, then the points lost, then the registry's order)."""
+    is not a failure of its behaviours: it is not counted): how many of those submissions failed it (`failing`:
+    their names), worst first (the failure rate, then the points lost, then the registry's order)."""
     rows: dict[tuple[str, str], dict] = {}
     order = []
     for g in graded:
@@ -98,11 +98,13 @@ def failure_rates(graded: list) -> list[dict]:
             for b in p.behaviours:
                 key = (p.id, b.name)
                 if key not in rows:
-                    rows[key] = {"problem": p.id, "behaviour": b.name, "failed": 0, "of": 0, "lost": 0.0}
+                    rows[key] = {"problem": p.id, "behaviour": b.name, "failed": 0, "of": 0, "lost": 0.0,
+                                 "failing": []}
                     order.append(key)
                 row = rows[key]
                 row["of"] += 1
                 row["failed"] += not b.passed
+                row["failing"] += [g.submission.name] * (not b.passed)
                 row["lost"] += max(b.points - b.score, 0.0)
     ranked = sorted(order, key=lambda k: (-rows[k]["failed"] / rows[k]["of"], -rows[k]["lost"], order.index(k)))
     return [rows[k] for k in ranked]
@@ -135,22 +137,41 @@ def behaviour_lines(graded: list, problems, shown: int = SHOWN_BEHAVIOURS) -> li
     return lines
 
 
+@dataclass
+class FunctionMistakes:
+    """One comparable function ("problem.function") over the class: the submissions compared on it (`compared`),
+    those whose answers differ from the reference's (`differ`) and, of those, the ones that match each catalogued
+    mistake (`matches`: id -> names) and those that match none (`unexplained`)."""
+
+    compared: list[str] = field(default_factory=list)
+    differ: list[str] = field(default_factory=list)
+    unexplained: list[str] = field(default_factory=list)
+    matches: dict[str, list[str]] = field(default_factory=dict)
+
+
+def mistakes_by_function(fingerprints: Fingerprints) -> dict[str, FunctionMistakes]:
+    """"problem.function" -> who matched what (a submission whose fingerprints failed is not counted)."""
+    found: dict[str, FunctionMistakes] = {}
+    for name, result in fingerprints.per_submission.items():
+        if result.error:
+            continue
+        for function, match in result.functions.items():
+            f = found.setdefault(function, FunctionMistakes())
+            f.compared.append(name)
+            if not match.agree:
+                f.differ.append(name)
+                f.unexplained += [name] * (not match.matches)
+            for mistake in match.matches:
+                f.matches.setdefault(mistake, []).append(name)
+    return found
+
+
 def mistake_counts(fingerprints: Fingerprints) -> dict[str, dict]:
     """"problem.function" -> {"of": submissions compared on it, "differ": how many disagree with the
     reference, "unexplained": of those, how many match no mistake, "mistakes": {id: count}}."""
-    counts: dict[str, dict] = {}
-    for result in fingerprints.per_submission.values():
-        if result.error:
-            continue
-        for function, found in result.functions.items():
-            c = counts.setdefault(function, {"of": 0, "differ": 0, "unexplained": 0, "mistakes": {}})
-            c["of"] += 1
-            if not found.agree:
-                c["differ"] += 1
-                c["unexplained"] += not found.matches
-            for mistake in found.matches:
-                c["mistakes"][mistake] = c["mistakes"].get(mistake, 0) + 1
-    return counts
+    return {function: {"of": len(f.compared), "differ": len(f.differ), "unexplained": len(f.unexplained),
+                       "mistakes": {m: len(names) for m, names in f.matches.items()}}
+            for function, f in mistakes_by_function(fingerprints).items()}
 
 
 @dataclass
@@ -164,6 +185,40 @@ class Similar:
     not_compared: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     thresholds: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreFigure:
+    """The scores of the scored submissions on one problem (`name`: its id) or on all of them ("total"), out of
+    `out_of`."""
+
+    name: str
+    title: str
+    values: list[float]
+    out_of: float
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name == "total" else f"{self.name}: {self.title}"
+
+    @property
+    def stats(self) -> list[float]:
+        """The mean, the median, the least and the most ([] where no submission has a score)."""
+        if not self.values:
+            return []
+        ordered, middle = sorted(self.values), len(self.values) // 2
+        median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        return [sum(ordered) / len(ordered), median, ordered[0], ordered[-1]]
+
+
+def score_figures(scored: list, problems) -> list[ScoreFigure]:
+    """The totals' figure, then each problem's (a problem a submission was not graded on counts 0)."""
+    figures = [ScoreFigure("total", "all problems", [sum(p.score for p in g.scores) for g in scored],
+                           sum(p.points for p in problems))]
+    for problem in problems:
+        figures.append(ScoreFigure(problem.id, problem.title, [next((p.score for p in g.scores if p.id == problem.id),
+                                                                    0.0) for g in scored], problem.points))
+    return figures
 
 
 def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Run | None = None,
@@ -181,28 +236,15 @@ def write(out: Path, graded: list, problems, fingerprints: Fingerprints, run: Ru
     for status, names in sorted(others.items()):
         lines.append(f"Status `{status}` (no score, not counted below): {', '.join(sorted(names))}.")
 
-    lines += ["", "## Scores", ""]
-    figures = []
-    total_points = sum(p.points for p in problems)
-    totals = [sum(p.score for p in g.scores) for g in scored]
-    figures.append(("total", "all problems", totals, total_points))
-    for problem in problems:
-        values = [next((p.score for p in g.scores if p.id == problem.id), 0.0) for g in scored]
-        figures.append((problem.id, problem.title, values, problem.points))
-    lines += ["| | out of | mean | median | min | max | histogram |",
+    lines += ["", "## Scores", "", "| | out of | mean | median | min | max | histogram |",
               "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for name, title, values, out_of in figures:
-        png = f"hist_{name}.png"
-        _histogram(out / png, values, out_of, f"{name}: {title}" if name != "total" else "total")
-        if values:
-            ordered = sorted(values)
-            middle = len(ordered) // 2
-            median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-            stats = [f"{sum(values) / len(values):.2f}", f"{median:.2f}", f"{ordered[0]:.2f}", f"{ordered[-1]:.2f}"]
-        else:
-            stats = ["-"] * 4
-        lines.append(f"| {name} | {out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
-    lines += [""] + [f"![{name}]({f'hist_{name}.png'})" for name, *_ in figures]
+    figures = score_figures(scored, problems)
+    for figure in figures:
+        png = f"hist_{figure.name}.png"
+        _histogram(out / png, figure.values, figure.out_of, figure.label)
+        stats = [f"{v:.2f}" for v in figure.stats] or ["-"] * 4
+        lines.append(f"| {figure.name} | {figure.out_of:g} | {' | '.join(stats)} | [{png}]({png}) |")
+    lines += [""] + [f"![{f.name}](hist_{f.name}.png)" for f in figures]
 
     lines += ["", "## Behaviours by failure rate", ""] + behaviour_lines(graded, problems)
 

@@ -129,7 +129,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if run.timed_out:
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
             elif fingerprinter is not None:
-                found = _fingerprint(fingerprinter, submission, regraded, untouched | set(broken), limits, start)
+                found = _fingerprint(fingerprinter, submission, regraded, untouched | set(broken), limits, start,
+                                     run.ran_out)
                 if kept and kept.get("fingerprints"):
                     now = {p.id for p in regraded}
                     found = found.with_problems_of(Matches.from_data(kept["fingerprints"]),
@@ -186,11 +187,12 @@ def sum_per_problem(records, field: str) -> dict[str, float]:
 
 
 def figures_per_problem(run: RunResult | None) -> dict[str, dict[str, float]]:
-    """For course staff (results.json's extra_data): the seconds each problem's tests took, and the examples
-    its generated tests ran."""
+    """For course staff (results.json's extra_data): the seconds each problem's tests took, the examples its
+    generated tests ran, and the functions that ran out of time."""
     records = run.records.values() if run else ()
     return {"seconds_per_problem": {p: round(v, 1) for p, v in sum_per_problem(records, "duration").items()},
-            "examples_per_problem": {p: int(v) for p, v in sum_per_problem(records, "examples").items()}}
+            "examples_per_problem": {p: int(v) for p, v in sum_per_problem(records, "examples").items()},
+            "ran_out_of_time": sorted(run.ran_out) if run else []}  # not called again (grader/harness/client.py)
 
 
 def printable(text: str) -> str:
@@ -204,18 +206,18 @@ def _ran(found: dict | None) -> dict | None:
     if not found or not (found.ran or found.error):
         return None
     return {"problems": found.ran, "seconds": round(found.seconds, 1), "timed_out": found.timed_out,
-            "error": bool(found.error)}
+            "error": bool(found.error), "ran_out_of_time": found.ran_out}
 
 
 FINGERPRINT_MIN_SECONDS = 30.0  # what must be left of the time limit to fingerprint at all
 
 
 def _fingerprint(fingerprinter, submission: Path, scores: list[ProblemScore], untouched: frozenset[str],
-                 limits: Limits, start: float) -> dict:
+                 limits: Limits, start: float, ran_out: dict[str, str] | None = None) -> dict:
     """The fingerprints of the problems the submission started: those it failed run again, within what is left
     of its time limit less what is `reserved` (at most limits.fingerprint_seconds; none where less than
-    FINGERPRINT_MIN_SECONDS is left), every wait on their workers ending there; those it passed count as
-    agreeing."""
+    FINGERPRINT_MIN_SECONDS is left), every wait on their workers ending there, and what ran out of time in the
+    tests (`ran_out`) not called again; those it passed count as agreeing."""
     started = [p for p in scores if p.id not in untouched]
     failed = [p.id for p in started if not all(t.passed for t in p.tests)]
     passed = [p.id for p in started if p.id not in failed]
@@ -223,7 +225,7 @@ def _fingerprint(fingerprinter, submission: Path, scores: list[ProblemScore], un
                   limits.submission_seconds - (time.monotonic() - start) - reserved(limits.submission_seconds))
     if seconds < FINGERPRINT_MIN_SECONDS:  # the catalogue's answers alone take longer: the limit would be passed
         failed = []
-    return fingerprinter(submission, failed, passed, seconds)
+    return fingerprinter(submission, failed, passed, seconds, ran_out=ran_out or {})
 
 
 def write_atomically(path: Path, text: str) -> None:

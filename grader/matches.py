@@ -27,6 +27,7 @@ class Matches:
     review: list[str] = field(default_factory=list)  # the worker's guard's evidence while they ran
     timed_out: bool = False  # stopped at what was left of the submission's time limit
     seconds: float = 0.0
+    ran_out: list[str] = field(default_factory=list)  # functions that ran out of time there (not in the tests before)
 
     def data(self) -> dict:
         return asdict(self)

@@ -31,11 +31,16 @@ DOES_NOT_IMPORT = "Does not import: {line}"
 NOT_UPLOADED = "{module}.py is not in your upload."
 NOT_IMPLEMENTED_HEADER = "Not implemented yet (the stub raised NotImplementedError):"
 NOT_STARTED = "{problem}: not started, every function raises NotImplementedError ({tests})"
+TYPE_CHECKS_HEADER = ("Type checks (a value your function returned that its stub's annotation refuses, a tensor's "
+                      "dtype and dimensions included; your own annotations are never checked), each once:")
 FAILURES_HEADER = "Failures (expected is the oracle's or the reference's answer; got is yours):"
 FAILURES_BELOW = "{tests}: each is shown under its behaviour below."
-PROPERTY_NOT_EARNED = "(not earned: a property alone earns nothing until {awaited})"
-PROPERTY_ONLY = ("Its tests check a property only, which code that computes nothing right can pass: its points are "
-                 "earned once {awaited}.")
+PROPERTY_NOT_EARNED = ("(not earned: fixed inputs or a property alone earn nothing until {awaited}, the generated "
+                       "tests of the same function and inputs)")
+PROPERTY_ONLY = ("Its tests check fixed inputs or a property only, which a table of answers or code that computes "
+                 "nothing right can pass: its points are earned once {awaited}, the generated tests of the same "
+                 "function and inputs.")
+FIXED_NOT_EARNED = "(fixed inputs not earned yet: {tests} passed, and earn once {awaited})"
 FIXED_WAITING = ("Its tests of fixed inputs ({tests}) passed, but a table of answers could pass them: their share is "
-                 "earned once the generated tests of the same function pass.")
+                 "earned once {awaited}: the generated tests of the same function and inputs.")
 MORE_LINES = "... ({count} more lines: `resource-grader grade --local` shows all)"

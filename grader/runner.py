@@ -57,6 +57,7 @@ class RunResult:
     log: str = ""
     report_faults: list[str] = field(default_factory=list)  # why the report cannot be trusted; empty when it can
     evidence: list[str] = field(default_factory=list)  # what the worker's guard reported, "[test] what"
+    ran_out: dict[str, str] = field(default_factory=dict)  # what ran out of time (client.Worker.timed_out): how
 
 
 def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, profile: str = "grade",
@@ -299,6 +300,8 @@ def _check_record(record: dict, number: int, result: RunResult, collected_ids: s
                                     + (f" ({why})" if record.get("outcome") in OUTCOMES else ""))
     else:
         result.records[nodeid] = record
+        result.ran_out.update({k: v for k, v in record.get("ran_out", {}).items()
+                               if isinstance(k, str) and isinstance(v, str)})
         name = nodeid.split("::", 1)[-1]
         seen = {line.split("] ", 1)[-1] for line in result.evidence}
         result.evidence += [f"[{name}] {text}" for text in map(str, record.get("evidence", [])) if text not in seen]

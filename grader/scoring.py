@@ -46,6 +46,12 @@ class TestScore:
         return self.name.split("[", 1)[0]
 
     @property
+    def item(self) -> str:
+        """Its parametrization id ("" for none): what a selector's part matches (registry.selects)."""
+        name = self.name
+        return name[name.index("[") + 1:-1] if name.endswith("]") and "[" in name else ""
+
+    @property
     def score(self) -> float:
         return self.max_score if self.passed else 0.0
 
@@ -55,35 +61,48 @@ class BehaviourScore:
     name: str
     points: float  # its weight in this run (scaled when some behaviours of the problem did not run)
     tests: list[TestScore] = field(default_factory=list)
-    requires: tuple[str, ...] = ()  # the behaviours whose full pass its points wait for (a property earns nothing)
-    withheld: bool = False  # `requires` did not pass: its points are not earned, whatever its tests did
-    fixed: dict = field(default_factory=dict)  # a fixed-input test function -> the generated ones it waits for
+    requires: tuple[str, ...] = ()  # selectors of the evidence its tests wait for (registry.Behaviour)
+    fixed: dict = field(default_factory=dict)  # selectors of fixed-input tests -> the evidence they wait for
+    unmet: tuple[str, ...] = ()  # the selectors among those that did not pass in this run
 
     def __post_init__(self):
         if isinstance(self.requires, str):  # a grading.json of a grader from before several could be named
             self.requires = (self.requires,) if self.requires else ()
         self.requires = tuple(self.requires)
-        self.fixed = {function: tuple(waits) for function, waits in dict(self.fixed).items()}
+        self.fixed = {key: tuple(waits) for key, waits in dict(self.fixed).items()}
+        self.unmet = tuple(self.unmet)
 
-    def waiting(self, function: str) -> bool:
-        """Whether the fixed-input test `function` earns nothing yet: a generated test it waits for failed."""
-        waits = self.fixed.get(function, ())
-        return any(not t.passed for t in self.tests if t.function in waits)
+    def gate(self, test: TestScore) -> tuple[str, ...]:
+        """The selectors `test` waits for (registry.Behaviour.gate)."""
+        return next((waits for key, waits in self.fixed.items() if registry.selects(key, test.function, test.item)),
+                    self.requires)
+
+    def waiting(self, test: TestScore) -> tuple[str, ...]:
+        """What `test` waits for that did not pass: while there is any, it earns nothing."""
+        return tuple(s for s in self.gate(test) if s in self.unmet)
+
+    @property
+    def held(self) -> list[TestScore]:
+        """Its tests that passed and earn nothing yet: what they wait for did not pass."""
+        return [t for t in self.tests if t.passed and self.waiting(t)]
+
+    @property
+    def withheld(self) -> bool:
+        """Whether its points wait, as a property's, for evidence that did not pass (`requires`)."""
+        return bool(set(self.requires) & set(self.unmet))
 
     @property
     def fixed_waiting(self) -> list[str]:
         """Its fixed-input test functions that passed and earn nothing yet."""
-        return list(dict.fromkeys(t.function for t in self.tests if t.passed and self.waiting(t.function)))
+        return list(dict.fromkeys(t.function for t in self.held if self.gate(t) is not self.requires))
 
     @property
     def score(self) -> float:
-        if self.withheld:
-            return 0.0
-        return sum(t.score for t in self.tests if not self.waiting(t.function))
+        return sum(t.score for t in self.tests if not self.waiting(t))
 
     @property
     def passed(self) -> bool:
-        return not self.withheld and all(t.passed for t in self.tests)
+        return all(t.passed for t in self.tests) and not self.held
 
     @property
     def tests_passed(self) -> int:
@@ -171,12 +190,12 @@ def score_run(run: RunResult, problems=registry.PROBLEMS) -> list[ProblemScore]:
         result = ProblemScore(problem.id, problem.title, problem.points)
         for behaviour, functions in ran:
             score = BehaviourScore(behaviour.name, behaviour.points * scale, requires=behaviour.requires,
-                                   fixed=behaviour.fixed)
+                                   fixed=dict(behaviour.fixed))
             for function in functions:
                 share = score.points / len(functions) / len(items[function])
                 score.tests += [_test_score(run, test, problem.id, share, behaviour.name) for test in items[function]]
             result.behaviours.append(score)
-        _withhold(result, {b.name: b.requires for b in problem.behaviours if b.requires})
+        _resolve_gates(result)
         weighed = {f for b in problem.behaviours for f in b.tests}
         unweighted = [test for function, tests in items.items() if function not in weighed for test in tests]
         if unweighted:  # a meta-test keeps this from happening (tests/meta/test_consistency.py)
@@ -190,17 +209,23 @@ def scores_from(data: list[dict]) -> list[ProblemScore]:
     """ProblemScore objects from their asdict() form (a task's JSON, a grading.json)."""
     return [ProblemScore(p["id"], p["title"], p["points"],
                          [BehaviourScore(b["name"], b["points"], [TestScore(**t) for t in b["tests"]],
-                                         requires=b.get("requires", ()), withheld=b.get("withheld", False),
-                                         fixed=b.get("fixed", {}))
+                                         requires=b.get("requires", ()), fixed=b.get("fixed", {}),
+                                         unmet=b.get("unmet", b.get("requires", ()) if b.get("withheld") else ()))
                           for b in p["behaviours"]]) for p in data]
 
 
-def _withhold(result: ProblemScore, requires: dict[str, tuple[str, ...]]) -> None:
-    """A behaviour that checks only a property earns nothing unless every behaviour it requires (the exact
-    values of the functions it calls) passed in full; one that did not run has not passed."""
-    passed = {b.name for b in result.behaviours if b.passed}
+def _resolve_gates(result: ProblemScore) -> None:
+    """Each behaviour's `unmet`: the selectors its tests wait for whose items did not all pass, or did not run
+    (registry.Behaviour: a test that checks only a property, or fixed inputs, earns once its evidence passes)."""
+    tests = result.tests
     for b in result.behaviours:
-        b.withheld = b.name in requires and not set(requires[b.name]) <= passed
+        wanted = {s for t in b.tests for s in b.gate(t)}
+        b.unmet = tuple(sorted(s for s in wanted if not _passed(s, tests)))
+
+
+def _passed(text: str, tests: list[TestScore]) -> bool:
+    chosen = [t for t in tests if registry.selects(text, t.function, t.item)]
+    return bool(chosen) and all(t.passed for t in chosen)
 
 
 def _test_score(run: RunResult, test: dict, problem: str, share: float, behaviour: str) -> TestScore:
@@ -268,8 +293,8 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
         rows.append(f"{p.id:<{NAME_WIDTH}}{_score(p.score, p.points)}  {passed}/{len(p.tests)}")
         for b in p.behaviours if p.id not in one_line else ():
             rows.append(f"    {b.name:<{NAME_WIDTH - 4}}{_score(b.score, b.points)}  {b.tests_passed}/{len(b.tests)}")
-            if b.withheld and b.tests_passed:
-                rows.append("        " + messages.PROPERTY_NOT_EARNED.format(awaited=registry.awaited(b.requires)))
+            held = _held_lines(b, messages.PROPERTY_NOT_EARNED, messages.FIXED_NOT_EARNED)
+            rows += ["        " + line for line in held]
     total, out_of = sum(p.score for p in scores), sum(p.points for p in scores)
     rows += [rule, f"{'total':<{NAME_WIDTH}}{_score(total, out_of)}"]
     failed = [t for p in scores if p.id not in missing and p.id not in broken for t in p.tests if not t.passed]
@@ -290,6 +315,12 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
             names = sorted({_stub_name(t.message) for t in unimplemented if t.problem == p.id})
             rows.append(f"    {p.id}: {count} test{plural} ({', '.join(names)})")
     failed = [t for t in failed if t not in unimplemented]
+    typed = [t for t in failed if t.message.startswith(TYPE_CHECK)]  # the same line for every example: once each
+    if typed:
+        rows += ["", messages.TYPE_CHECKS_HEADER]
+        for line, tests in _by_first_line(typed).items():
+            rows.append(f"    {tests[0].problem}: {line.removeprefix(TYPE_CHECK)} ({_tests(tests)})")
+    failed = [t for t in failed if t not in typed]
     if known:
         rows += ["", messages.KNOWN_MISTAKES] + ["    " + k.line() for k in known]
     if failed and failures:
@@ -301,6 +332,40 @@ def table(scores: list[ProblemScore], notes: list[str], untouched: frozenset[str
     if notes:
         rows += [""] + notes
     return "\n".join(rows)
+
+
+def _held_lines(b: BehaviourScore, property_line: str, fixed_line: str) -> list[str]:
+    """Why tests of `b` that passed earn nothing yet: its property's evidence (`requires`) did not pass, or the
+    evidence its fixed-input tests wait for did not; each line names what they wait for."""
+    held = b.held
+    if not held:
+        return []
+    problem = held[0].problem
+    lines = []
+    if b.withheld and any(b.gate(t) is b.requires for t in held):
+        unmet = tuple(s for s in b.requires if s in b.unmet)
+        lines.append(property_line.format(awaited=registry.awaited(problem, unmet)))
+    fixed = [t for t in held if b.gate(t) is not b.requires]
+    if fixed:
+        unmet = tuple(dict.fromkeys(s for t in fixed for s in b.waiting(t)))
+        lines.append(fixed_line.format(tests=", ".join(dict.fromkeys(t.function for t in fixed)),
+                                       awaited=registry.awaited(problem, unmet)))
+    return lines
+
+
+TYPE_CHECK = "StubTypeError: "  # a value a stub's annotation refuses (grader/harness/typecheck.py): its first line
+
+
+def _by_first_line(tests: list[TestScore]) -> dict[str, list[TestScore]]:
+    found: dict[str, list[TestScore]] = {}
+    for t in tests:
+        found.setdefault(t.message.strip().splitlines()[0], []).append(t)
+    return found
+
+
+def _tests(tests: list[TestScore]) -> str:
+    return f"{len(tests)} test{'s' * (len(tests) > 1)}: " + ", ".join(t.name for t in tests[:3]) + \
+        (", ..." if len(tests) > 3 else "")
 
 
 def _failure_text(test: TestScore, lines: int = MESSAGE_LINES) -> str:
@@ -331,10 +396,7 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
         rows.append(messages.DOES_NOT_IMPORT.format(line=broken) if broken
                     else messages.NOT_UPLOADED.format(module=module))
         return "\n".join(rows)
-    if b.withheld and b.tests_passed:
-        rows.append(messages.PROPERTY_ONLY.format(awaited=registry.awaited(b.requires)))
-    elif b.fixed_waiting:
-        rows.append(messages.FIXED_WAITING.format(tests=", ".join(b.fixed_waiting)))
+    rows += _held_lines(b, messages.PROPERTY_ONLY, messages.FIXED_WAITING)
     rows += [f"Known mistake: {k.line()}" for k in known]
     by_message: dict[str, list[TestScore]] = {}
     for t in b.tests:
@@ -342,6 +404,8 @@ def behaviour_output(b: BehaviourScore, known: list[KnownMistake] = (), lines: i
             key = t.message.strip()
             if key.startswith("NotImplementedError"):
                 key = key.splitlines()[0] + " (not implemented yet)"
+            elif key.startswith(TYPE_CHECK):  # the same line for every example it was seen on
+                key = key.splitlines()[0]
             by_message.setdefault(key, []).append(t)
     for message, tests in by_message.items():
         names = ", ".join(f"{t.name} ({t.status})" for t in tests[:4])

@@ -74,6 +74,12 @@ def folder_files(folder: Path) -> dict[PurePosixPath, Path]:
     return found
 
 
+def results_name(submission: Path) -> str:
+    """The name of the folder of OUT that holds a submission's results: a folder's name, a zip's without .zip
+    (`alice.v1/` keeps its `.v1`)."""
+    return submission.name if submission.is_dir() else submission.name.removesuffix(".zip")
+
+
 def is_zip(submission: Path) -> bool:
     """Whether `submission` (not a folder) is a zip file; SubmissionError where it is a symbolic link (a student's
     upload may be one: to the reference's files, say)."""
@@ -167,11 +173,13 @@ def in_sandbox(submission: Path, layers, seconds: float = 600, memory_mb: int = 
         yield box, workspace
 
 
-def isolated_package(box, workspace: Workspace, *, call_timeout: float, memory_mb: int, deadline: float | None = None):
+def isolated_package(box, workspace: Workspace, *, call_timeout: float, memory_mb: int, deadline: float | None = None,
+                     ran_out: dict[str, str] | None = None):
     """The submission's `assignment` package in `box`'s worker (grader/harness/client.py), each call within
-    `call_timeout`, the worker within `memory_mb`, every wait ending at `deadline` (time.monotonic) where given."""
+    `call_timeout`, the worker within `memory_mb`, every wait ending at `deadline` (time.monotonic) where given, and
+    what ran out of time before in the grading (`ran_out`) not called again."""
     from grader.harness.client import IsolatedPackage
     from grader.harness.sandbox import Spec
 
     return IsolatedPackage("assignment", workspace.root, call_timeout=call_timeout, memory_limit_mb=memory_mb,
-                           sandbox=Spec.load(box.spec()), deadline=deadline)
+                           sandbox=Spec.load(box.spec()), deadline=deadline, ran_out=ran_out)

@@ -4,7 +4,15 @@ what is usually wrong."""
 import math
 
 
+class Shown(str):
+    """An argument shown as written in a call's text, not quoted: a placeholder such as <3 layers> or x."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def call_text(name: str, *args, **kwargs) -> str:
+    """How a call reads: its arguments' reprs (a `Shown` one as written)."""
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
     return f"{name}({', '.join(parts)})"
 

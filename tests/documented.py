@@ -80,8 +80,8 @@ DOCUMENTED_ERRORS: dict[str, list[DocumentedError]] = {
           allowed=ok([torch.ones(2)], "a b -> b a")),
         E("rearrange", "EinopsError", "a list of tensors of different shapes", [torch.ones(2), torch.ones(3)],
           "a b -> b a", allowed=ok([torch.ones(2), torch.ones(2)], "a b -> b a")),
-        # "an input that is neither" (a float, a list of floats) never reaches the body: the annotations'
-        # type check (jaxtyping, which the suite runs on every call) rejects it first
+        # "an input that is neither" (a float, a list of floats) is not tested: the stub's annotation refuses it,
+        # and a test sends only what the stubs' annotations allow (grader/harness/typecheck.py)
         E("rearrange", "EinopsError", "lengths einops cannot infer", torch.ones(2, 12), "b (h w) -> b h w",
           allowed=ok(torch.ones(2, 12), "b (h w) -> b h w", h=3)),
         E("rearrange", "EinopsError", "a split that does not divide", torch.ones(2, 12), "b (h w) -> b h w", h=5),

@@ -2,9 +2,11 @@
 
 Oracles (all computed in the test process, on the same seeded model the scenario builds beside the code
 under test: tests/scenarios/activation_checkpointing.py):
-- plain backward: the same function called directly, everything stored: the output, the gradients of the
-  tensor arguments and of every layer's weight, and the CPU RNG draw after backward;
-- `torch.utils.checkpoint.checkpoint` (non-reentrant, RNG state preserved): the same, with dropout;
+- plain backward: the same function called directly, everything stored: the output and the gradients of the
+  tensor arguments and of every layer's weight; checkpointed as a module on x, as a function of tensors alone,
+  and with non-tensor arguments passed through, each call in its own test;
+- `torch.utils.checkpoint.checkpoint` (non-reentrant, RNG state preserved): the same with dropout, and the CPU
+  RNG draw after backward;
 - measured saved bytes: a `saved_tensors_hooks` pack hook logs every tensor autograd saves (parameters
   aside, each storage once), in forward (kept until backward) and in each recomputation during backward:
   checkpoint_sequential's must be the segment inputs and each segment's activations, what the analytic
@@ -31,10 +33,11 @@ from hypothesis import strategies as st
 
 from tests import audit, oracles
 from tests.audit_run import own_run, run_without
-from tests.checks import call_text, expect_equal, expect_int
+from tests.checks import Shown, call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import activation_checkpointing as scenarios
-from tests.strategies.activation_checkpointing import checkpoint_specs
+from tests.strategies import every
+from tests.strategies.activation_checkpointing import NON_TENSORS, TENSORS_ONLY, checkpoint_specs
 
 pytestmark = pytest.mark.activation_checkpointing
 
@@ -77,49 +80,72 @@ def expect_same_run(got: dict, expected: dict, spec: dict, *, what: str, source:
             "  hint: after the recompute, put back the RNG state that was current before it")
 
 
+def describe_call(spec: dict) -> str:
+    """The checkpoint call a spec makes (tests/scenarios/activation_checkpointing.py `checkpointed`)."""
+    call = spec.get("call", "non-tensors")
+    if call == "module":
+        return "checkpoint(nn.Sequential(*layers), x)"
+    if call == "tensor-arguments":
+        return "checkpoint(f, x)" if spec["shift"] is None else "checkpoint(f, x, shift)"
+    return "checkpoint(block, layers, x, scale, shift, flag)"
+
+
 GRAD_HINT = ("save the tensor arguments, recompute fn with torch.enable_grad() on detached copies that "
              "requires_grad_ like the originals, backpropagate grad_output through it and return their .grad")
 
 
 # -- checkpoint ---------------------------------------------------------------------------------------------
+# Each test draws the calls of its own behaviour: a module or a function of tensors alone, without dropout, for
+# what checkpoint saves and its gradients; non-tensor arguments in their own test; dropout in the RNG's.
 
-@given(spec=checkpoint_specs())
-def test_checkpoint_matches_plain_backward(impl, spec):
+@pytest.mark.parametrize("call", TENSORS_ONLY)
+@given(data=st.data())
+def test_checkpoint_matches_plain_backward(impl, call, data):
+    spec = data.draw(checkpoint_specs(dropout=False, calls=(call,)), label="spec")
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"checkpoint(block, ...) on {spec}",
-                    source="the same block without checkpointing", hint=GRAD_HINT, rng=True)
+    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
+                    source="the same block without checkpointing", hint=GRAD_HINT)
+
+
+@given(spec=checkpoint_specs(dropout=False, calls=NON_TENSORS))
+def test_checkpoint_passes_non_tensor_arguments_through(impl, spec):
+    got = impl.run(scenarios.run_checkpoint, spec)
+    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
+                    source="the same block without checkpointing",
+                    hint="pass the non-tensor arguments (a list, a float, None, a bool) to fn as they are, in "
+                         "forward and in the recompute; save only the tensors for backward (save_for_backward "
+                         "takes tensors alone), and return None as the gradient of every other argument")
 
 
 def _noisy(spec: dict) -> bool:
     return spec["batch"] * spec["width"] >= 6  # enough dropout draws that a different mask shows
 
 
-@given(spec=checkpoint_specs(dropout=True).filter(_noisy))
+@given(spec=checkpoint_specs(dropout=True, calls=("tensor-arguments",)).filter(_noisy))
 def test_checkpoint_replays_dropout_like_torch_utils_checkpoint(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.torch_checkpoint(spec), spec, what=f"checkpoint(block with dropout, ...) on {spec}",
+    expect_same_run(got, oracles.torch_checkpoint(spec), spec, what=f"{describe_call(spec)} with dropout on {spec}",
                     source="torch.utils.checkpoint.checkpoint(..., preserve_rng_state=True)",
                     hint="save torch.get_rng_state() in forward and torch.set_rng_state it before the recompute, "
                          "so dropout draws the same mask; restore the current state afterwards", rng=True)
 
 
-@given(spec=checkpoint_specs(), dropout=st.booleans())
-def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl, spec, dropout):
-    spec = dict(spec, x_requires_grad=False, shift=None if spec["shift"] is None else False,
-                dropout=0.5 if dropout else 0.0)
+@given(spec=checkpoint_specs(dropout=False, calls=TENSORS_ONLY))
+def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl, spec):
+    spec = dict(spec, x_requires_grad=False, shift=None if spec["shift"] is None else False)
     got = impl.run(scenarios.run_checkpoint, spec)
     expect_same_run(got, oracles.plain_checkpoint(spec), spec,
-                    what=f"checkpoint(block, x, ...) with no argument requiring grad, on {spec}",
+                    what=f"{describe_call(spec)} with no argument requiring grad, on {spec}",
                     source="the same block without checkpointing: the weights inside still get gradients",
                     hint="an autograd.Function whose inputs do not require grad never runs its backward: pass "
-                         "a dummy tensor that requires grad", rng=True)
+                         "a dummy tensor that requires grad")
 
 
 @pytest.mark.parametrize("part", ["fn runs twice", "only the inputs are saved"], ids=["recompute", "saved"])
-@given(spec=checkpoint_specs())
+@given(spec=checkpoint_specs(dropout=False, calls=TENSORS_ONLY))
 def test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice(impl, part, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    what = f"checkpoint(block, ...) on {spec}"
+    what = f"{describe_call(spec)} on {spec}"
     if part == "fn runs twice":
         layers = list(range(spec["layers"]))
         expect_equal(got["forward_calls"], layers, what=f"{what}: layers called in forward",
@@ -129,9 +155,13 @@ def test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice(impl, part, spec):
     else:
         itemsize = getattr(torch, spec["dtype"]).itemsize
         inputs = activation_bytes(spec) + (0 if spec["shift"] is None else spec["width"] * itemsize)
+        hint = ("nothing was saved through ctx.save_for_backward: tensors kept as ctx attributes (ctx.x = x) are "
+                "invisible to saved_tensors_hooks, and are not released after backward; save the tensor arguments "
+                "with ctx.save_for_backward" if got["forward_bytes"] == 0 else
+                "run fn under torch.no_grad() in forward and save only the tensor arguments")
         expect_int(got["forward_bytes"], inputs, what=f"{what}: bytes saved for backward during forward",
-                   source="measured with saved_tensors_hooks: only x and shift, the tensor arguments",
-                   hint="run fn under torch.no_grad() in forward and save only the tensor arguments")
+                   source="measured with saved_tensors_hooks: only the tensor arguments (x, and shift if passed)",
+                   hint=hint)
 
 
 # -- checkpoint_sequential -----------------------------------------------------------------------------------
@@ -149,24 +179,27 @@ def expected_segments(layers: int, segments: int | None) -> list[int]:
     return sizes_by_tensor_split(layers, math.isqrt(layers - 1) + 1 if segments is None else segments)
 
 
-@given(case=sequential_cases(dropout=None))
+@given(case=sequential_cases(dropout=False, default=False))  # the RNG and the default are other tests'
 def test_checkpoint_sequential_matches_plain_backward(impl, case):
     spec, segments = case
     got = impl.run(scenarios.run_sequential, spec, segments)
     expect_same_run(got, oracles.plain_sequential(spec), spec,
                     what=f"checkpoint_sequential(<{spec['layers']} layers>, x, {segments}) on {spec}",
-                    source="the layers run one after the other", hint=GRAD_HINT, rng=True)
+                    source="the layers run one after the other", hint=GRAD_HINT)
 
 
-@given(case=sequential_cases())
-def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(impl, case):
-    spec, segments = case
+# one item with the segments given, one with the default: a slip in the default costs that share (and what waits
+# for the default), not what waits for segments given
+@pytest.mark.parametrize("segments_given", [True, False], ids=["given", "default"])
+@given(data=st.data())
+def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(impl, segments_given, data):
+    spec, segments = data.draw(sequential_cases(default=not segments_given), label="case")
     got = impl.run(scenarios.run_sequential, spec, segments)
     sizes = expected_segments(spec["layers"], segments)
     starts = [sum(sizes[:i]) for i in range(len(sizes))]
     order = [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
     act = activation_bytes(spec)
-    what = call_text("checkpoint_sequential", f"<{spec['layers']} layers>", "x", segments)
+    what = call_text("checkpoint_sequential", Shown(f"<{spec['layers']} layers>"), Shown("x"), segments)
     default = " (default ceil(sqrt(L)))" if segments is None else ""
     expect_equal(got["forward_calls"], list(range(spec["layers"])), what=f"{what}: layers called in forward",
                  source="each layer once, in order")
@@ -181,7 +214,8 @@ def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(
                  source=f"measured: one activation per layer of the segment being recomputed, sizes {sizes}")
 
 
-@pytest.mark.parametrize("layers", [0, 1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1])
+@given(layers=st.integers(0, 10**30))
+@every({}, layers=(0, 1, 2, 3, 4, 5, 9, 10, 16, 17, 10**12, 10**24 + 1))  # squares, their neighbours, a big L
 def test_default_segments_is_ceil_sqrt(impl, layers):
     expected = math.isqrt(layers - 1) + 1 if layers else 0  # the docstring: 0 for 0 layers
     expect_int(impl.activation_checkpointing.default_segments(layers), expected,

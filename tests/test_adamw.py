@@ -7,6 +7,8 @@ Oracles:
   without and with weight decay, so that a slip in the decay costs only the parts with it. The optimizer
   under test runs in a scenario (beside the code under test); torch's runs the same seeded trajectory in
   the test process.
+- Any Adam's first step: every coordinate with a gradient moves against it (whatever the formula's details):
+  the evidence that the tests below test an optimizer that steps.
 - Your own AdamW, for what is not the update's formula (a slip in the formula costs the tests above, not
   these): step(closure) steps exactly as the closure called first and step() after, calls it once and
   returns its loss; an optimizer built with other hyperparameters (groups' and defaults) and given the
@@ -54,37 +56,115 @@ HINT = ("PyTorch's order: decay p by (1 - lr*weight_decay) first, then the momen
         "1 - beta^t, eps added outside the square root")
 
 
+# AdamW's forms that other texts use, and what each changes: a trajectory that is one of them is named in the hint
+FORMS = {
+    "eps before the bias correction": "your eps is added to sqrt(v) before the bias correction (lr * sqrt(1 - "
+                                      "beta2^t) / (1 - beta1^t) * m / (sqrt(v) + eps)): add it to sqrt(v_hat), "
+                                      "after the correction, as torch does",
+    "eps inside the square root": "your eps is inside the square root: add it outside, to sqrt(v_hat)",
+    "decay after the update": "your weight decay comes after the update: decay p by (1 - lr*weight_decay) first",
+    "no bias correction": "the bias corrections are missing: m_hat = m / (1 - beta1^t), v_hat = v / (1 - beta2^t)",
+    "L2 in the gradient": "your weight decay is added to the gradient (L2, Adam's): AdamW decays the parameter "
+                          "itself, apart from the moments",
+}
+
+
+def emulated_form(spec: dict, form: str) -> list[torch.Tensor]:
+    """The spec's trajectory (a plain one: no closure, no schedule) under one of FORMS, in the parameters' dtype."""
+    params, grads, _ = scenarios.make_problem(spec)
+    group_of = {i: g for g in spec["groups"] for i in g["params"]}
+    values = [p.detach().clone() for p in params]
+    moments: dict[int, tuple] = {}
+    for step_grads in grads:
+        for i, g in enumerate(step_grads):
+            if g is None:
+                continue
+            group = group_of[i]
+            lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            m, v, t = moments.get(i, (torch.zeros_like(g), torch.zeros_like(g), 0))
+            p, t = values[i], t + 1
+            if form == "L2 in the gradient":
+                g = g + decay * p
+            elif form != "decay after the update":
+                p = p * (1 - lr * decay)
+            m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+            c1, c2 = (1.0, 1.0) if form == "no bias correction" else (1 - beta1**t, 1 - beta2**t)
+            if form == "eps before the bias correction":
+                p = p - lr * c2**0.5 / c1 * m / (v.sqrt() + eps)
+            elif form == "eps inside the square root":
+                p = p - lr / c1 * m / (v / c2 + eps).sqrt()
+            else:
+                p = p - lr / c1 * m / ((v / c2).sqrt() + eps)
+            if form == "decay after the update":
+                p = p - lr * decay * p
+            values[i], moments[i] = p, (m, v, t)
+    return values
+
+
+def formula_hint(got: dict, spec: dict, rtol: float, atol: float) -> str:
+    """What the update's formula gets wrong, where the trajectory is one of FORMS; else the general hint."""
+    if spec["dtype"] not in ("float64", "float32") or spec.get("state_dtype") or "lrs" in spec or spec.get("closure"):
+        return HINT
+    for form, hint in FORMS.items():
+        emulated = emulated_form(spec, form)
+        if all(torch.allclose(g, e, rtol=rtol, atol=atol) for g, e in zip(got["params"], emulated, strict=True)):
+            expected = oracles.torch_trajectory(spec)["params"]
+            if not all(torch.allclose(e, x, rtol=rtol, atol=atol) for e, x in zip(emulated, expected, strict=True)):
+                return hint  # the form differs from torch's here, and yours is it
+    return HINT
+
+
+PARTS = pytest.mark.parametrize("part", ["parameters", "state"])  # what a step leaves: a share each
+
+
 def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hint: str = HINT,
                       tolerances: tuple[float, float] | None = None, state_tolerances=None, where: str = "",
-                      equal_nan: bool = False) -> None:
+                      equal_nan: bool = False, part: str | None = None) -> None:
     """`where` names the spec among several in one falsifying example ("specs[1] of ...: "); `equal_nan`: a NaN
-    matches a NaN (the audit compares your code with itself, whatever its values)."""
+    matches a NaN (the audit compares your code with itself, whatever its values); `part`: the parameters (and the
+    closures' losses) alone, or the state alone; None, both."""
     rtol, atol = tolerances or TOLERANCES[spec["dtype"]]
     s_rtol, s_atol = state_tolerances or (rtol, atol)
     what = f"{where}AdamW on the trajectory {spec}"
+    if part != "state":
+        _expect_parameters(got, expected, spec, source, hint, rtol, atol, what, equal_nan)
+    if part != "parameters":
+        _expect_state(got, expected, source, s_rtol, s_atol, what, equal_nan)
+
+
+def _expect_parameters(got, expected, spec, source, hint, rtol, atol, what, equal_nan) -> None:
     for i, (g, e) in enumerate(zip(got["params"], expected["params"], strict=True)):
         assert g.dtype == e.dtype and g.shape == e.shape, (
             f"{what}: parameter {i} should stay {e.dtype} {tuple(e.shape)}, got {g.dtype} {tuple(g.shape)}")
         torch.testing.assert_close(g, e, rtol=rtol, atol=atol, equal_nan=equal_nan, msg=lambda m, i=i: (
-            f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: {hint}"))
+            f"{what}: parameter {i} after {spec['steps']} steps differs from {source}\n{m}\n  hint: "
+            f"{formula_hint(got, spec, rtol, atol) if hint is HINT else hint}"))
+    for g, e in zip(got["losses"], expected["losses"], strict=True):
+        same_nan = equal_nan and type(g) is float and math.isnan(g) and math.isnan(e)
+        assert type(g) is float and (math.isclose(g, e, rel_tol=rtol, abs_tol=atol) or same_nan), (
+            f"{what}: step(closure) should return the closure's loss {e!r}, got {g!r}")
+
+
+def _expect_state(got, expected, source, s_rtol, s_atol, what, equal_nan) -> None:
     for i, (g, e) in enumerate(zip(got["state"], expected["state"], strict=True)):
         if not e:
             assert not g, f"{what}: parameter {i} never had a gradient: it must get no state, got {sorted(g)}"
             continue
         assert g, f"{what}: parameter {i} had a gradient but has no state"
-        expect_int(g["step"], e["step"], what=f"{what}: state['step'] of parameter {i}", source=source,
-                   hint="count the steps in which this parameter had a gradient (a Python int)")
-        for key in ("exp_avg", "exp_avg_sq"):
+        missing = [key for key in ("step", "exp_avg", "exp_avg_sq") if key in e and key not in g]
+        assert not missing, (f"{what}: the state of parameter {i} has the keys {g['keys']}, not {missing}\n"
+                             f"  hint: keep state['step'] (a Python int), state['exp_avg'] and state['exp_avg_sq'], "
+                             f"as the docstring names them")
+        if "step" in e:  # your own AdamW compared with itself keeps whatever keys it keeps
+            expect_int(g["step"], e["step"], what=f"{what}: state['step'] of parameter {i}", source=source,
+                       hint="count the steps in which this parameter had a gradient (a Python int)")
+        for key in [key for key in ("exp_avg", "exp_avg_sq") if key in e]:
             assert g[key].dtype == e[key].dtype, f"{what}: state[{key!r}] of parameter {i} is {g[key].dtype}, " \
                                                  f"expected {e[key].dtype}"
             scale = max(1.0, e[key].abs().max().item()) if e[key].numel() else 1.0  # atol relative to the moment's size
             torch.testing.assert_close(g[key], e[key], rtol=s_rtol, atol=s_atol * scale, equal_nan=equal_nan,
                                        msg=lambda m, i=i, key=key: (
                 f"{what}: state[{key!r}] of parameter {i} differs from {source}\n{m}"))
-    for g, e in zip(got["losses"], expected["losses"], strict=True):
-        same_nan = equal_nan and type(g) is float and math.isnan(g) and math.isnan(e)
-        assert type(g) is float and (math.isclose(g, e, rel_tol=rtol, abs_tol=atol) or same_nan), (
-            f"{what}: step(closure) should return the closure's loss {e!r}, got {g!r}")
 
 
 # -- the update, against torch.optim.AdamW ----------------------------------------------------------------
@@ -92,35 +172,39 @@ def expect_trajectory(got: dict, expected: dict, spec: dict, *, source: str, hin
 DECAY = pytest.mark.parametrize("decay", [False, True], ids=["no-weight-decay", "weight-decay"])  # a share each
 
 
-def expect_float64_trajectories(impl, specs: list) -> None:
+def expect_float64_trajectories(impl, specs: list, part: str) -> None:
     got = impl.run(scenarios.run_many, specs)
     for j, (g, spec) in enumerate(zip(got, specs, strict=True)):
         expect_trajectory(g, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW",
-                          where=f"specs[{j}] of the falsifying example: ")
+                          where=f"specs[{j}] of the falsifying example: ", part=part)
 
 
 # Three trajectories per example: the ci profile's 40 examples check 120 for each test.
+@PARTS
 @given(specs=st.lists(adamw_trajectories("float64", weight_decay=False), min_size=3, max_size=3))
-def test_adamw_matches_torch_float64_without_weight_decay(impl, specs):
-    expect_float64_trajectories(impl, specs)
+def test_adamw_matches_torch_float64_without_weight_decay(impl, part, specs):
+    expect_float64_trajectories(impl, specs, part)
 
 
+@PARTS
 @given(specs=st.lists(adamw_trajectories("float64", weight_decay=True), min_size=3, max_size=3))
-def test_adamw_matches_torch_float64_with_weight_decay(impl, specs):
-    expect_float64_trajectories(impl, specs)
+def test_adamw_matches_torch_float64_with_weight_decay(impl, part, specs):
+    expect_float64_trajectories(impl, specs, part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_matches_torch_float32(impl, decay, data):
+def test_adamw_matches_torch_float32(impl, decay, part, data):
     spec = data.draw(adamw_trajectories("float32", weight_decay=decay), label="spec")
     got = impl.run(scenarios.run, spec)
-    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW")
+    expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW", part=part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_bf16_params_default_state_like_torch(impl, decay, data):
+def test_adamw_bf16_params_default_state_like_torch(impl, decay, part, data):
     spec = data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec")
     # state_dtype=None: the moments in the parameter's dtype, as torch keeps them.
     # Every op rounds to bf16 here, so a different (correct) order of operations moves each step by a few bf16
@@ -129,18 +213,20 @@ def test_adamw_bf16_params_default_state_like_torch(impl, decay, data):
     max_lr = max(g["lr"] for g in spec["groups"])
     expect_trajectory(got, oracles.torch_trajectory(spec), spec, source="torch.optim.AdamW on bf16 parameters",
                       hint=HINT + "; with state_dtype=None the moments are in the parameter's dtype",
-                      tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6))
+                      tolerances=(2e-2, 2**-6 * max_lr * spec["steps"] + 1e-3), state_tolerances=(2e-2, 2**-6),
+                      part=part)
 
 
+@PARTS
 @DECAY
 @given(data=st.data())
-def test_adamw_bf16_params_fp32_state(impl, decay, data):
+def test_adamw_bf16_params_fp32_state(impl, decay, part, data):
     spec = dict(data.draw(adamw_trajectories("bfloat16", weight_decay=decay), label="spec"), state_dtype="float32")
     got = impl.run(scenarios.run, spec)
     expected = oracles.emulated_fp32_state_trajectory(spec)
     expect_trajectory(got, expected, spec, source="torch.optim.AdamW on a float32 copy rounded to bf16 every step",
                       hint="moments in float32; compute the update in float32 and round it into the bf16 "
-                           "parameter once per step", state_tolerances=(1e-5, 1e-7))
+                           "parameter once per step", state_tolerances=(1e-5, 1e-7), part=part)
 
 
 # -- what is not the formula, against your own AdamW: bit for bit -------------------------------------------
@@ -192,6 +278,24 @@ def test_adamw_leaves_parameters_without_gradients_alone(impl, spec):
     assert torch.equal(got["params"][0], initial) and not got["state"][0], (
         f"AdamW on {spec}: parameter 0 never has a gradient, so it must not change (no weight decay either) and "
         f"get no state; got {got['params'][0]} (was {initial}), state keys {sorted(got['state'][0])}")
+
+
+@given(spec=adamw_trajectories("float64", weight_decay=False))
+def test_adamw_steps_each_parameter_against_its_gradient(impl, spec):
+    # What any Adam's first step does, whatever its formula's details (where eps goes, the bias corrections, a
+    # decay before or after): every coordinate with a gradient moves against it. The evidence that the plumbing
+    # tests (closure, groups, parameters without gradients, invalid hyperparameters, the audit), which compare
+    # your AdamW with itself, test an optimizer that steps: a slip in the formula costs the trajectories alone.
+    spec = dict(spec, steps=1, has_grad=[[True] * len(spec["shapes"])])
+    got = impl.run(scenarios.run, spec)
+    initial, [grads], _ = scenarios.make_problem(spec)
+    for i, (p, p0, g) in enumerate(zip(got["params"], initial, grads, strict=True)):
+        moved = torch.sign(p.double() - p0.detach().double())
+        wrong = (moved != -torch.sign(g.double())) & (g != 0)
+        assert not wrong.any(), (
+            f"AdamW on {spec}: after one step, parameter {i} moved {moved.tolist()} where its gradient's signs are "
+            f"{torch.sign(g).tolist()}\n  hint: step each parameter against m / (sqrt(v) + eps), m and v the moments "
+            f"of its gradient (the first step moves it by about lr against the gradient's sign)")
 
 
 @given(spec=adamw_trajectories("float32"))

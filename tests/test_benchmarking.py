@@ -5,9 +5,11 @@ Oracles:
   `fn` queues work and returns after a short launch, `sync` waits for the queue, `clock` reads host time,
   and each call is logged. The expected log (warm-up calls, then per trial sync, clock, fn, sync, clock) and
   the times it implies are played on the same simulated device in the test process; the statistics come
-  from Python's `statistics` module (`fmean`, `median`, `pstdev`: the population standard deviation).
-- The default sync: with torch.cuda patched to report itself available (its synchronize the fake's) the
-  full order above; reported unavailable, no sync at all.
+  from Python's `statistics` module (`fmean`, `median`, `pstdev`: the population standard deviation) in
+  summarize's tests, and from your own summarize in benchmark's (a timing test checks the times).
+- The default sync: with torch.cuda patched to report itself available (its synchronize the fake's), a sync
+  before every clock read with no call of fn between them; reported unavailable, no sync at all (a sync test
+  checks the syncs, and that fn ran warmup + trials times; the order of the other calls is the order test's).
 - Measurements on the CPU with a fake clock whose readings are given: the FLOPs of the matmul from
   `torch.utils.flop_counter.FlopCounterMode`, the bytes from the sizes of the tensors each operation
   reads and writes (meta tensors, measured by torch), the times from the readings, the peaks and the
@@ -50,19 +52,57 @@ def close(got, expected, rel=REL, abs_=ABS) -> bool:
     return type(got) in (int, float) and math.isclose(got, expected, rel_tol=rel, abs_tol=abs_)
 
 
-def expect_timing(got, expected: dict, what: str) -> None:
+def expect_times(got, expected: dict, what: str, source: str = "the fake device's clock", hint: str = ORDER_HINT
+                 ) -> None:
     assert type(got).__name__ == "Timing", f"{what} should return a Timing (assignment.given), got {got!r}"
     times = list(got.times)
     assert len(times) == len(expected["times"]) and all(
         close(g, e) for g, e in zip(times, expected["times"], strict=True)), (
-        f"{what}: per-trial times {times}, expected {expected['times']} (the fake device's clock)\n"
-        f"  hint: {ORDER_HINT}")
-    for stat, source in (("mean", "statistics.fmean"), ("median", "statistics.median"),
+        f"{what}: per-trial times {times}, expected {expected['times']} ({source})\n  hint: {hint}")
+
+
+def expect_statistics(got, expected: dict, what: str, source: str | None = None, only: str | None = None) -> None:
+    """The Timing's mean, median and std (or `only` one of them) against `expected`'s (the statistics module's,
+    unless `source` says)."""
+    assert type(got).__name__ == "Timing", f"{what} should return a Timing (assignment.given), got {got!r}"
+    for stat, oracle in (("mean", "statistics.fmean"), ("median", "statistics.median"),
                          ("std", "statistics.pstdev, the population standard deviation")):
+        if only not in (None, stat):
+            continue
         assert close(getattr(got, stat), expected[stat]), (
-            f"{what}: {stat} is {getattr(got, stat)!r}, expected {expected[stat]!r} ({source} of the trial times "
-            f"{expected['times']})\n  hint: over the timed trials only; median of an even count is the mean of "
-            f"the two middle values; std with denominator n")
+            f"{what}: {stat} is {getattr(got, stat)!r}, expected {expected[stat]!r} ({source or oracle} of the trial "
+            f"times {expected['times']})\n  hint: over the timed trials only; median of an even count is the mean "
+            f"of the two middle values; std with denominator n")
+
+
+def expect_timing(got, expected: dict, what: str) -> None:
+    """summarize's whole Timing (its worked examples, the reference's): no call order is involved."""
+    expect_times(got, expected, what, source="the times given", hint="keep the times as given, in their order")
+    expect_statistics(got, expected, what)
+
+
+def sync_faults(events: list[str], spec: dict, synced: bool) -> list[str]:
+    """What is wrong with the syncs of a call log (what a sync test checks; the order of the other calls and the
+    times are other tests'): fn called warmup + trials times; with a sync (`synced`), every clock read preceded by a
+    sync with no call of fn between them (the queue emptied before the clock starts and before it stops); without
+    one, no sync at all."""
+    faults = []
+    calls = events.count("fn")
+    if calls != spec["warmup"] + spec["trials"]:
+        faults.append(f"fn was called {calls} times, not warmup + trials = {spec['warmup'] + spec['trials']}")
+    if not synced:
+        if "sync" in events:
+            faults.append(f"it synchronised {events.count('sync')} times")
+        return faults
+    if "clock" not in events:
+        faults.append("the clock was never read")
+    last = None
+    for i, event in enumerate(events):
+        if event == "clock" and last != "sync":
+            faults.append(f"call {i} (a clock read) follows {last or 'nothing'}, not a sync")
+        if event in ("sync", "fn"):
+            last = event
+    return faults
 
 
 # -- summarize ---------------------------------------------------------------------------------------------
@@ -70,12 +110,18 @@ def expect_timing(got, expected: dict, what: str) -> None:
 positive_times = st.floats(1e-6, 10.0, allow_nan=False)
 
 
+# one item per field of the Timing: a slip in one statistic costs that share (and the worked examples)
+@pytest.mark.parametrize("field", ["times", "mean", "median", "std"])
 @given(times=st.lists(positive_times, min_size=1, max_size=8))
-def test_summarize_matches_statistics(impl, times):
+def test_summarize_matches_statistics(impl, field, times):
     got = impl.benchmarking.summarize(times)
     expected = {"times": times, "mean": statistics.fmean(times), "median": statistics.median(times),
                 "std": statistics.pstdev(times)}
-    expect_timing(got, expected, call_text("summarize", times))
+    if field == "times":
+        expect_times(got, expected, call_text("summarize", times), source="the times given",
+                     hint="keep the times as given, in their order, as a tuple")
+    else:
+        expect_statistics(got, expected, call_text("summarize", times), only=field)
 
 
 @pytest.mark.parametrize("times", [[0.5, 0.1, 0.4, 0.2], [3.0, 1.0], [2.0]])
@@ -106,29 +152,36 @@ def test_benchmark_calls_in_order(impl, spec):
 def test_benchmark_times_the_work_of_each_trial(impl, spec):
     got = impl.run(scenarios.run_benchmark, spec)
     expected = oracles.expected_benchmark(spec)
-    expect_timing(got["timing"], expected, f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}) on a "
-                  f"simulated device whose calls take {spec['durations']} s")
+    what = (f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}) on a simulated device whose calls take "
+            f"{spec['durations']} s")
+    expect_times(got["timing"], expected, what)
+    # its statistics are those of its times, as your summarize computes them (whose own test checks them)
+    own = got["summarized"]
+    if own is not None:
+        expect_statistics(got["timing"], {"times": list(got["timing"].times), "mean": own.mean,
+                                          "median": own.median, "std": own.std}, what,
+                          source="your own summarize")
 
 
 @given(spec=benchmark_specs())
 def test_benchmark_default_sync_on_cuda_is_cuda_synchronize(impl, spec):
     got = impl.run(scenarios.run_benchmark_default_sync, spec, True)
-    expected = oracles.expected_benchmark(spec)
-    expect_equal(got["events"], expected["events"],
-                 what="the calls benchmark(fn, sync=None, ...) made while torch.cuda.is_available()",
-                 source="torch.cuda.synchronize() where sync is called",
-                 hint="sync=None on CUDA means torch.cuda.synchronize, looked up when benchmark is called")
-    expect_timing(got["timing"], expected, "benchmark(fn, sync=None, ...) on CUDA")
+    faults = sync_faults(got["events"], spec, synced=True)
+    assert not faults, (
+        f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync=None) while torch.cuda.is_available() "
+        f"made the calls {got['events']}: {'; '.join(faults)}\n"
+        f"  hint: sync=None on CUDA means torch.cuda.synchronize (looked up when benchmark is called), called before "
+        f"each clock read")
 
 
 @given(spec=benchmark_specs())
 def test_benchmark_default_sync_on_cpu_does_nothing(impl, spec):
     got = impl.run(scenarios.run_benchmark_default_sync, spec, False)
-    expected = oracles.expected_benchmark(spec, synced=False)
-    expect_equal(got["events"], expected["events"],
-                 what="the calls benchmark(fn, sync=None, ...) made without CUDA",
-                 source="warm-up fn calls, then per trial clock, fn, clock",
-                 hint="without CUDA there is nothing to synchronise (and torch.cuda.synchronize would fail)")
+    faults = sync_faults(got["events"], spec, synced=False)
+    assert not faults, (
+        f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync=None) without CUDA made the calls "
+        f"{got['events']}: {'; '.join(faults)}\n"
+        f"  hint: without CUDA there is nothing to synchronise (and torch.cuda.synchronize would fail)")
 
 
 @pytest.mark.parametrize(("warmup", "trials"), [(-1, 3), (2, 0), (0, -1)])

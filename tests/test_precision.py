@@ -173,24 +173,36 @@ def test_round_to_bf16_keeps_the_shape(impl, rows, cols, bits):
                        source="x.to(torch.bfloat16).float()", hint=hint)
 
 
-def test_round_to_bf16_worked_examples(impl):
-    cases = {  # fp32 bits -> bf16 upper half, hand-checked
+WORKED_EXAMPLES = {  # kind of bit pattern (FP32_BIT_KINDS) -> fp32 bits -> bf16 upper half, hand-checked
+    "normal": {
         0x3F808000: 0x3F80,  # 1 + 2^-8: a tie, rounds down to the even 1.0
         0x3F818000: 0x3F82,  # 1 + 3*2^-8: a tie, rounds up to the even 1 + 2^-6
         0x3F808001: 0x3F81,  # just above the tie: up
-        0x7F7FFFFF: 0x7F80,  # the largest float32 rounds to inf
+    },
+    "subnormal or zero": {
         0x80000000: 0x8000,  # -0.0 stays -0.0
         0x00008000: 0x0000,  # a tiny subnormal tie: down to +0
         0x00018000: 0x0002,  # a subnormal tie: up to the even code
-    }
+    },
+    "inf, NaN or overflow": {
+        0x7F7FFFFF: 0x7F80,  # the largest float32 rounds to inf
+    },
+}
+
+
+# one item per kind of bit pattern: its points wait for that kind's generated tests (grader/registry.py)
+@pytest.mark.parametrize("kind", list(WORKED_EXAMPLES), ids=lambda kind: kind.replace(" ", "-"))
+def test_round_to_bf16_worked_examples(impl, kind):
+    cases = WORKED_EXAMPLES[kind]
     x = tensor_from_bits(list(cases))
     expected = tensor_from_bits([v << 16 for v in cases.values()])
     expect_same_floats(impl.precision.round_to_bf16(x), expected, x, what="round_to_bf16 (worked examples)",
                        source="hand-checked, and torch's cast", hint=HINT_ROUND)
     assert torch.equal(expected.view(torch.int32), x.to(torch.bfloat16).float().view(torch.int32)), (
         "the worked examples and torch's cast disagree: a test premise, not your code")
-    nans = tensor_from_bits([0x7F800001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7F807FFF])
-    assert torch.isnan(impl.precision.round_to_bf16(nans)).all(), "NaN must stay NaN, never inf or a number"
+    if kind == "inf, NaN or overflow":
+        nans = tensor_from_bits([0x7F800001, 0x7FFFFFFF, 0xFFFFFFFF, 0x7F807FFF])
+        assert torch.isnan(impl.precision.round_to_bf16(nans)).all(), "NaN must stay NaN, never inf or a number"
 
 
 def test_round_to_bf16_rejects_other_dtypes(impl):

@@ -77,14 +77,15 @@ def _without_contradictions(functions: list[dict]) -> None:
 
 
 def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[str], agreed: list[str] = (),
-                call_seconds: float, memory_mb: int, seconds: float) -> Matches:
+                call_seconds: float, memory_mb: int, seconds: float, ran_out: dict[str, str] | None = None) -> Matches:
     """The catalogued mistakes `submission` matches, function by function (plain data for the grader's
     output and the class report): its functions of `problems` run as `compare` runs them (the seam's worker,
     in the sandbox of `layers`, each call within `call_seconds` and the worker within `memory_mb`), all of
     it within `seconds` (no call starts after, no wait on the worker goes past), each function until no
     mistake can match it; those of `agreed` (problems whose every test passed) are not run and count as
-    agreeing with the reference. Problems the comparer has no inputs for are left out. Never raises: what went
-    wrong is in its `error`."""
+    agreeing with the reference. What ran out of time in the grading's tests (`ran_out`: grader/harness/client.py)
+    is not called again: it fails at once, as there. Problems the comparer has no inputs for are left out. Never
+    raises: what went wrong is in its `error`."""
     import time
     import traceback
 
@@ -100,12 +101,14 @@ def fingerprint(comparer: Comparer, submission: Path, layers, *, problems: list[
         if run:
             with in_sandbox(submission, layers, seconds, memory_mb) as (box, workspace):
                 package = isolated_package(box, workspace, call_timeout=call_seconds, memory_mb=memory_mb,
-                                           deadline=start + seconds)  # every wait, a call's or a fork's, ends there
+                                           deadline=start + seconds,  # every wait, a call's or a fork's, ends there
+                                           ran_out=ran_out)
                 limited = _Deadline(package, seconds)
                 try:
                     report = comparer.compare(limited, run, until_unmatched=True)
                 finally:
                     package.close()
+                    result.ran_out = sorted(set(package.worker.timed_out) - set(ran_out or {}))
             result.timed_out = limited.expired
             result.review = report["review"]
             for problem in report["problems"]:
@@ -140,7 +143,8 @@ class Fingerprinter:
     def descriptions(self) -> dict:
         return mistake_descriptions(self.shared) if self.shared else {}
 
-    def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float) -> Matches:
+    def __call__(self, submission: Path, problems: list[str], agreed: list[str], seconds: float,
+                 ran_out: dict[str, str] | None = None) -> Matches:
         run = [p for p in problems if p in self.problems]
         try:
             comparer = self.shared
@@ -155,7 +159,7 @@ class Fingerprinter:
             return Matches(error=traceback.format_exc())
         return fingerprint(comparer, submission, self.layers, problems=run, agreed=agreed,
                            call_seconds=self.limits.call_seconds, memory_mb=self.limits.worker_memory_mb,
-                           seconds=seconds)
+                           seconds=seconds, ran_out=ran_out)
 
 
 def mistake_descriptions(comparer: Comparer) -> dict:

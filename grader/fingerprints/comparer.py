@@ -13,7 +13,6 @@ import copy
 import dataclasses
 import hashlib
 import math
-import sys
 import warnings
 
 from grader.fingerprints import cache
@@ -25,15 +24,10 @@ NOT_STARTED = ("not started: every function of its module only raises NotImpleme
 
 
 def prepare() -> None:
-    """jaxtyping's shape checks on the reference (as the suite has them).
-    The catalogue's wrong functions run in this process (their answers): what a library warns them about
+    """The catalogue's wrong functions run in this process (their answers): what a library warns them about
     (`memory:allocates` creates tensors of torch's deprecated quantized dtypes) is not the operator's concern,
     and stays off their terminal."""
     warnings.filterwarnings("ignore", module=CATALOGUE_MODULES)
-    if "reference" not in sys.modules:
-        from grader.harness.typecheck import install_shape_checks
-
-        install_shape_checks(["reference"])
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
@@ -231,9 +225,9 @@ class Comparer:
         cache.store(problem, self._state(problem))
 
     def mistakes(self, problem: str, entry) -> list:
-        from tests.mistakes import catalog
+        from tests.mistakes import catalog, returning
 
-        return [m for m in catalog(problem) if set(m.replaces) & set(entry.names)]
+        return [m for m in returning(catalog(problem)) if set(m.replaces) & set(entry.names)]
 
     def mistake_answers(self, mistake, problem: str, entry) -> list:
         key = (mistake.problem, mistake.id, entry.key)

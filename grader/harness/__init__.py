@@ -8,7 +8,8 @@ threat to the file that stops it and the public hostile case that proves it). Re
     cgroups.py    where the grader may make cgroups: a grading's memory, its CPU share (cgroup v1 and v2)
     plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated;
                   feedback.py, its plugin for what a student reads
-    client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it
+    client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it;
+                  running.py, the worker's word on the function a request is stuck in, and functions not called again
     forkserver.py one interpreter with torch imported, forked for the workers of a group of problems
     cputime.py    what the worker spent, read from outside it
     protocol.py   the frames on the worker's pipes; codec.py: values as plain data and back
@@ -18,6 +19,6 @@ threat to the file that stops it and the public hostile case that proves it). Re
       seccomp.py    the kernel's filter: no new process, no tracing, no other process's memory
       guard.py      Python-level evidence for a person (never a grade on its own)
       local.py      the package imported; heap.py: freed memory given back
-    typecheck.py  which failures are run-time type checks (the caller's mistake)
+    typecheck.py  the stubs' annotations (interface.py), checked where the tests call the code under test
     report.py     one line per test, written where the worker cannot reach: what the grader scores (record.py)
 """

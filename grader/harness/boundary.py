@@ -24,7 +24,7 @@ PRIVATE = (*SOLUTIONS, ".git", "build")
 
 WORKSPACE = ("assignment", "reference", "tests", "conftest.py", "pyproject.toml")
 WORKER_HARNESS = ("__init__.py", "absent.py", "codec.py", "forkserver.py", "front_end.py", "guard.py", "heap.py",
-                  "local.py", "protocol.py", "seccomp.py", "typecheck.py", "worker.py")
+                  "interface.py", "local.py", "protocol.py", "running.py", "seccomp.py", "typecheck.py", "worker.py")
 WORKER = ("assignment", "tests/__init__.py", "tests/scenarios", "grader/__init__.py", "grader/registry.py",
           *(f"grader/harness/{name}" for name in WORKER_HARNESS))
 

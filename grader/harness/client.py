@@ -2,23 +2,28 @@
 
 `IsolatedPackage` looks like `LocalPackage` (`pkg.flops.matmul_flops(2, 3, 4)`, `pkg.run(scenario, ...)`) but every
 call is sent to the worker as data, and every result comes back as data, decoded into fresh objects here. A call
-that does not return within its time limit kills the worker (a fresh one starts for the next call), and that
-function (or scenario, with the names it was given: `documented.raised('tensors', 'view_result')`) is not called
-again in this run: its later calls fail at once with the first timeout's message, so an infinite loop costs what a
-function left unfinished costs, not the time limit of every call. A worker that dies while importing a module marks
-that module broken, so later calls into it fail at once instead of restarting the worker again and again.
+that does not return within its time limit kills the worker (a fresh one starts for the next call), and the
+function of the code under test it was stuck in (the innermost whose one call lasted through most of it, as the
+worker said while it ran: grader/harness/running.py; else the function or scenario called, with the names it was
+given: `documented.raised('tensors', 'view_result')`) is not called again in this run: the test's calls of it fail
+at once, and in every later worker it raises at once wherever it is called from, its callers failing with its
+message as they would if it were left unfinished. So an infinite loop costs one call's time limit per run, wherever
+it is, not the time limit of every call that reaches it. A worker that dies while importing a module marks that
+module broken, so later calls into it fail at once instead of restarting the worker again and again.
 
 Time limits judge the code under test, not the machine: a call may use `call_timeout` seconds of the worker's
 own CPU time (its whole process tree, read from /proc: grader/harness/cputime.py), and all the calls of one test
 `test_cpu_seconds` together; a wall-clock backstop of WALL_FACTOR times the call's limit catches sleeps and
-deadlocks. So a slow or shared CPU never costs a correct submission a point. The worker volunteers for the
-kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a container's memory limit
-the kernel kills it, not the test process; a worker killed that way is reported in words.
+deadlocks, and time the worker spent runnable but waiting for a CPU moves it on (`_Limit`). So a slow or shared
+CPU never costs a correct submission a point, and a starved call is never said to have waited or slept. The
+worker volunteers for the kernel's OOM killer (oom_score_adj 1000, set before it runs any code), so that under a
+container's memory limit the kernel kills it, not the test process; a worker killed that way is reported in words.
 """
 
 import builtins
 import collections
 import os
+import re
 import select
 import signal
 import subprocess
@@ -44,6 +49,7 @@ from grader.harness.protocol import (
     framed,
     parse,
 )
+from grader.harness.running import TOP_LEVEL
 from grader.registry import IMPORTED_AHEAD, ORACLES, PROBLEM_MODULES, PROBLEMS, SHARED_WORLD, graded_with
 
 MAX_EVIDENCE = 100  # reports kept per test
@@ -76,22 +82,33 @@ def volunteer_for_oom() -> None:
 
 
 class _Limit:
-    """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, `wall` seconds of
-    wall-clock time, whichever runs out first. The CPU time counts from the clock's last reading (the end of the
-    request before, or the worker's start), so what the worker used between two requests counts against the next.
-    The clock is read in full only when a wait has lasted as long as the tree could have used its CPU time on
-    every core, so a call that returns at once costs one quick reading. No wait goes past `deadline` (a time of
-    time.monotonic(), the whole grading's, where the worker has one)."""
+    """The time one wait on the worker may take: `cpu` seconds of the worker's CPU time, or `wall` seconds of
+    wall-clock time spent otherwise than waiting for a CPU, whichever runs out first. The CPU time counts from the
+    clock's last reading (the end of the request before, or the worker's start), so what the worker used between
+    two requests counts against the next. The clock is read in full only when a wait has lasted as long as the
+    tree could have used its CPU time on every core, so a call that returns at once costs one quick reading.
+
+    The wall-clock backstop is for a worker that waits without computing (a sleep, a deadlock): a worker that was
+    runnable but starved (a busy machine, a CPU quota: its run-queue wait, cputime.CpuClock.waited) gets that time
+    added to its backstop, never to its CPU time. No wait goes past `deadline` (a time of time.monotonic(), the
+    whole grading's, where the worker has one)."""
 
     def __init__(self, clock: CpuClock | None, cpu: float, wall: float, deadline: float | None = None):
-        self.clock, self.cpu_limit = clock, cpu
+        self.clock, self.cpu_limit, self.wall, self.deadline = clock, cpu, wall, deadline
         self.cpu_start = clock.highest if clock else 0.0
-        now = time.monotonic()
+        self.start = now = time.monotonic()
         self.wall_deadline = now + wall if deadline is None else min(now + wall, deadline)
         self.next_check = now + self._slice(cpu)
+        self.waited_start: float | None = None  # the tree's run-queue wait at the first full reading
+        self.starved = 0.0  # seconds of run-queue wait added to the backstop
 
     def cpu_used(self, full: bool = False) -> float:
         return self.clock.read(full) - self.cpu_start if self.clock else 0.0
+
+    @property
+    def at_deadline(self) -> bool:
+        """Whether the wait ended at the grading's deadline rather than at a limit of its own."""
+        return self.deadline is not None and self.wall_deadline >= self.deadline
 
     @staticmethod
     def _slice(cpu_left: float) -> float:
@@ -101,18 +118,30 @@ class _Limit:
     def next_wait(self) -> float:
         """Seconds to wait before looking again; 0 when the limit is reached."""
         now = time.monotonic()
-        wall_left = self.wall_deadline - now
-        if wall_left <= 0:
+        if now >= self.wall_deadline and not self._starved_until(now):
             return 0.0
+        wall_left = self.wall_deadline - now
         if self.clock is None:
             return wall_left
         if now < self.next_check:
             return min(self.next_check - now, wall_left)
         cpu_left = self.cpu_limit - self.cpu_used(full=True)
+        if self.waited_start is None:
+            self.waited_start = self.clock.waited()
         if cpu_left <= 0:
             return 0.0
         self.next_check = now + self._slice(cpu_left)
         return min(self.next_check - now, wall_left)
+
+    def _starved_until(self, now: float) -> bool:
+        """Move the backstop on by the run-queue wait of the tree since the first full reading; whether it moved
+        past `now`. Never past the grading's deadline."""
+        if self.clock is None or self.waited_start is None or self.at_deadline:
+            return False
+        self.starved = max(self.starved, self.clock.waited() - self.waited_start)
+        moved = self.start + self.wall + self.starved
+        self.wall_deadline = moved if self.deadline is None else min(moved, self.deadline)
+        return self.wall_deadline > now
 
 
 class WorkerTimeout(TimeoutError):
@@ -150,7 +179,7 @@ def rebuild_exception(error: RemoteError) -> Exception:
 class Worker:
     def __init__(self, package: str, root: Path, *, call_timeout: float, start_timeout: float = 120.0,
                  memory_limit_mb: int = 0, output_limit: int = 16_384, sandbox=None, test_cpu_seconds: float = 0,
-                 deadline: float | None = None):
+                 deadline: float | None = None, ran_out: dict[str, str] | None = None):
         self.package, self.root = package, root
         self.deadline = deadline  # time.monotonic() past which nothing waits on the worker or its fork server
         self.sandbox = sandbox  # a grader.harness.sandbox.Spec: the worker starts inside it
@@ -164,7 +193,13 @@ class Worker:
         self.broken_modules: dict[str, str] = {}
         self.current_test = ""
         self.current_problem: str | None = None
-        self.timed_out: dict[object, str] = {}  # how a call ran out of time: never called again (`_request`)
+        # what ran out of time ("module.function" of the code under test, or what was called) -> how: never called
+        # again (`_request`); `ran_out`: what ran out earlier in the same grading (the tests' run, for the fingerprints)
+        self.timed_out: dict[str, str] = dict(ran_out or {})
+        self.timed_out_in: dict[str, str] = {}  # -> the test in which it ran out (in that test, the same message)
+        self.running: tuple[str, int] | None = None  # the worker's last word on where the request is (running.py)
+        self.waited_before = 0.0  # run-queue wait of the workers gone since they started (`starved`)
+        self.waited_start = 0.0  # the live worker's once it had started
         self.died: dict[tuple[str, str], str] = {}  # (test, call) -> how the worker died in it
         self._requests = 0  # the id of the last request sent
         self.evidence: list[str] = []  # what the worker's guard reported (grader/harness/guard.py), not yet taken
@@ -235,11 +270,12 @@ class Worker:
     def _start(self) -> None:
         self.process = self._fork() or self._spawn()
         uid = self.sandbox.uid if self.sandbox and "user" in self.sandbox.layers else None
-        if self.clock is not None:
+        if self.clock is not None:  # of a worker that died by itself
             self.clock.close()
-        self.clock = CpuClock(self.process.pid, uid)
+        self.clock, self.waited_start = CpuClock(self.process.pid, uid), 0.0
         threading.Thread(target=self._drain, args=(self.process.stderr,), daemon=True).start()
-        limit = _Limit(None, 0, self.start_timeout, self.deadline)  # the official imports: not the submission's time
+        # the official imports: not the submission's CPU time, and a starved start is not a stuck one
+        limit = _Limit(self.clock, float("inf"), self.start_timeout, self.deadline)
         forked = isinstance(self.process, ForkedProcess)
         try:
             message = self._receive(limit, what="the worker to start")
@@ -253,6 +289,17 @@ class Worker:
         if message != Event("ready"):
             raise WorkerDied(f"the worker did not start: {message}")
         self.clock.read(full=True)  # the worker's tree, settled: quick readings read these processes only
+        self.waited_start = self.clock.waited()
+        stopped = {name: self._not_again(name, later=True) for name in self.timed_out if is_function_name(name)}
+        if stopped:  # before the code under test is imported: they raise at once wherever they are called from
+            self._requests += 1
+            self.process.stdin.write(framed(Request("stop_calling", id=self._requests, kwargs=codec.encode(stopped))))
+            self.process.stdin.flush()
+            message = self._receive(limit, what="the worker to start", request_id=self._requests)
+            while self._audit(message):
+                message = self._receive(limit, what="the worker to start", request_id=self._requests)
+            if not (isinstance(message, Reply) and message.ok):
+                raise WorkerDied(f"the worker did not start: {message}")
 
     def _drain(self, stream) -> None:
         for chunk in iter(lambda: stream.read1(4096), b""):
@@ -265,6 +312,8 @@ class Worker:
         """Kill the worker and every process it started, those that left its process group too. A forked worker
         cannot start a process (the kernel's filter, which it must hold): it alone is killed, not its server."""
         forked = isinstance(self.process, ForkedProcess)
+        if self.clock is not None:  # while its threads are there to be read
+            self.waited_before += max(0.0, self.clock.waited() - self.waited_start)
         if self.process and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -275,7 +324,14 @@ class Worker:
             self.sandbox.kill_all(spare=self.fork_server.alive() if self.fork_server else None)
         if self.clock is not None:
             self.clock.close()
+            self.clock = None
         self.process = None
+
+    def starved(self) -> float:
+        """Seconds the workers of this run have spent runnable, waiting for a CPU, since each had started (the live
+        one's read now): time a problem's share of the run does not count (time_limit.py)."""
+        live = max(0.0, self.clock.waited() - self.waited_start) if self.clock is not None else 0.0
+        return self.waited_before + live
 
     def close(self) -> None:
         """Kill the worker, and the fork server with it."""
@@ -345,11 +401,32 @@ class Worker:
         return True
 
     def _within(self, limit: _Limit, used: float) -> str:
-        """What ran out: the CPU time (the code under test computed too long) or the wall clock (it waited)."""
-        if self.clock is None or used >= limit.cpu_limit:
-            return f"{self.call_timeout:g} s" + " of CPU time" * (self.clock is not None)
-        return (f"{WALL_FACTOR * self.call_timeout:g} s of wall-clock time (it used {used:.1f} s of CPU time: it "
-                f"was waiting or sleeping)")
+        """What ran out: the CPU time (the code under test computed too long), the grading's time, or the wall clock
+        (it waited or slept: time it spent runnable and waiting for a CPU is not counted there)."""
+        if limit.clock is None or used >= limit.cpu_limit:
+            return f"{self.call_timeout:g} s" + " of CPU time" * (limit.clock is not None)
+        if limit.at_deadline:
+            return f"the time the grading had left (it used {used:.1f} s of CPU time)"
+        starved = f", and {limit.starved:.0f} s more waiting for a CPU" if limit.starved >= 1 else ""
+        return (f"{WALL_FACTOR * self.call_timeout:g} s of wall-clock time{starved} (it used {used:.1f} s of CPU "
+                "time: it was waiting or sleeping)")
+
+    def _not_again(self, name: str, later: bool = False) -> str:
+        """What a call of `name`, which ran out of time, says: in the test where it did (hypothesis replays the
+        example), the same as then; in any other (`later`), that it is not called again."""
+        if not later and self.timed_out_in.get(name) == self.current_test:
+            return self.timed_out[name]
+        return f"{self.timed_out[name]} (it ran out of time before: not called again)"
+
+    def _import_timed_out(self, module: str, within: str) -> WorkerTimeout:
+        """The module's import ran out of time: it is broken for the rest of the run, and the failure names the line
+        of its top level that was running (the grader's "does not import" line: grader/scoring.py import_errors)."""
+        line = self.running[1] if self.running and self.running[0] == f"{module}.{TOP_LEVEL}" else None
+        where = f'\n  File "{self.package}/{module}.py", line {line}, in {TOP_LEVEL}' if line else ""
+        self.broken_modules[module] = f"{self.package}/{module}.py did not finish importing within {within}{where}"
+        failure = WorkerTimeout(self.broken_modules[module])
+        failure.while_importing = True  # the submission's failure, as an error its import raised (report.py)
+        return failure
 
     def _test_spent(self) -> str:
         return (f"the calls of this test into the code under test used more than {self.test_cpu_seconds:g} s of "
@@ -366,7 +443,9 @@ class Worker:
             return self._request(message, module=module, what=what)
         except (WorkerTimeout, WorkerDied) as exc:
             failure = exc
-        raise type(failure)(str(failure))  # outside the handler: no chained context either
+        again = type(failure)(str(failure))  # raised outside the handler: no chained context either
+        again.__dict__.update(vars(failure))  # what it says of itself (`while_importing`)
+        raise again
 
     def _request(self, message: Request, *, module: str | None, what: str):
         if module in self.broken_modules:
@@ -374,9 +453,8 @@ class Worker:
         key = (self.current_test, what)
         # what ran out of time (a function of the code under test, or a scenario with the names it was given) is
         # not called again in this run: a loop costs what a function left unfinished costs
-        spent = what
-        if spent in self.timed_out:
-            raise WorkerTimeout(f"{self.timed_out[spent]} (it ran out of time before: not called again)")
+        if what in self.timed_out:
+            raise WorkerTimeout(self._not_again(what))
         if key in self.died:  # hypothesis replays a failing example: the same failure, without another worker
             raise WorkerDied(f"{self.died[key]} (not called again in this test)")
         test_left = self.test_cpu_seconds - self.test_cpu_used if self.test_cpu_seconds else float("inf")
@@ -387,6 +465,7 @@ class Worker:
         importing = None
         self.output.clear()
         self.oracle_runs = []
+        self.running = None
         self._requests += 1
         sent = replace(message, id=self._requests, problem=self.current_problem)
         try:
@@ -410,6 +489,8 @@ class Worker:
                     importing = reply.module
                 elif reply.event == "imported":
                     importing = None
+                elif reply.event == "running":
+                    self.running = _where(reply)
                 else:
                     self.kill()
                     raise WorkerDied(f"the worker broke the protocol while answering {what}: a {reply.event!r} event")
@@ -418,13 +499,13 @@ class Worker:
             self.test_cpu_used += used
             within = self._within(limit, used)
             if importing is not None:
-                self.broken_modules[importing] = (
-                    f"{self.package}/{importing}.py did not finish importing within {within}")
-                raise WorkerTimeout(self.broken_modules[importing]) from None
+                raise self._import_timed_out(importing, within) from None
             if cpu < self.call_timeout and used >= cpu:
                 raise WorkerTimeout(self._test_spent()) from None
-            self.timed_out[spent] = f"{what} did not return within {within}"
-            raise WorkerTimeout(self.timed_out[spent]) from None
+            culprit = self.running[0] if self.running and self.running[0].split(".", 1)[1] != TOP_LEVEL else what
+            self.timed_out[culprit] = f"{culprit} did not return within {within}"
+            self.timed_out_in[culprit] = self.current_test
+            raise WorkerTimeout(self.timed_out[culprit]) from None
         except WorkerDied as exc:
             if importing is not None:
                 self.broken_modules[importing] = (
@@ -447,6 +528,11 @@ class Worker:
             except codec.CodecError as exc:
                 self.kill()
                 raise WorkerDied(f"the worker broke the protocol while answering {what}: {exc}") from None
+        stopped = next((name for name in self.timed_out if reply.error.message == self._not_again(name, later=True)),
+                       None)
+        if reply.error.builtin == "NotImplementedError" and stopped is not None:  # running.stop_calling's, as if
+            # called here (the function the test called, or a scenario, reached it)
+            raise WorkerTimeout(self._not_again(stopped))
         exc = rebuild_exception(reply.error)
         printed = self.printed()
         if printed:
@@ -456,6 +542,25 @@ class Worker:
 
 def _is_audit(message: Reply | Event) -> bool:
     return isinstance(message, Event) and message.event == "audit"
+
+
+FUNCTION_NAME = re.compile(r"(\w+)\.((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*|<module>)")
+
+
+def _where(event: Event) -> tuple[str, int] | None:
+    """A "running" event's function of a problem module and line (grader/harness/running.py), or None where it names
+    none, or nothing of the kind (the worker's word: nothing else is taken from it)."""
+    found = FUNCTION_NAME.fullmatch(event.function or "")
+    if found is None or found[1] not in PROBLEM_MODULES or len(event.function) > 200:
+        return None
+    return event.function, event.line if isinstance(event.line, int) and event.line > 0 else 0
+
+
+def is_function_name(name: str) -> bool:
+    """Whether a name of what ran out of time is a function of the code under test ("memory.tensor_bytes"), not a
+    scenario ("scenario run_many('tensors', 'view_result')")."""
+    found = FUNCTION_NAME.fullmatch(name)
+    return found is not None and found[1] in PROBLEM_MODULES and found[2] != TOP_LEVEL
 
 
 class _RemoteModule:

@@ -40,6 +40,26 @@ def _stat_at(fd: int) -> tuple[int, float] | None:
     return int(fields[1]), (utime + stime + cutime + cstime) / TICK
 
 
+def run_queue_wait(pid: int) -> float:
+    """Seconds process `pid` has spent runnable, waiting for a CPU: the longest run-queue wait of its live threads (the
+    kernel's: /proc/<pid>/task/<tid>/schedstat, its second field, in nanoseconds), time a busy machine or a CPU quota
+    took from it, which it did not spend computing, waiting or sleeping. The longest, not their sum: threads that
+    wait side by side wait the same seconds once (a process cannot make its starvation outgrow the wall clock by
+    starting threads). Threads gone already are not counted."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    longest = 0
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                longest = max(longest, int(f.read().split()[1]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return longest / 1e9
+
+
 def _uid(pid: str) -> int | None:
     try:
         return os.stat(f"/proc/{pid}").st_uid
@@ -72,6 +92,11 @@ class CpuClock:
         self.highest = max(self.highest, sum(stats[pid][1] for pid in self.files if pid in stats))
         return self.highest
 
+    def waited(self) -> float:
+        """Seconds the processes the last full reading found have spent runnable, waiting for a CPU
+        (`run_queue_wait`), summed."""
+        return sum(map(run_queue_wait, self.files))
+
     def close(self) -> None:
         """Let go of the processes' files (the clock reads nothing more: `read()` keeps its highest)."""
         self._follow(set())
@@ -100,11 +125,28 @@ class CpuClock:
         return tree
 
 
+def cpu_allowance() -> float:
+    """The CPUs this process may use: the cores it may run on, and the CPU quota of its cgroups (a container's, a
+    grading's share: cgroup v2's cpu.max, v1's cpu.cfs_quota_us over cpu.cfs_period_us), the smallest."""
+    allowed = [float(len(os.sched_getaffinity(0)))]
+    for path in _cgroup_files("cpu", "cpu.max", "cpu.cfs_quota_us"):
+        try:
+            if path.name == "cpu.max":
+                quota, period = path.read_text().split()
+            else:
+                quota, period = path.read_text().strip(), (path.parent / "cpu.cfs_period_us").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if quota.lstrip("-").isdigit() and int(quota) > 0 and period.isdigit() and int(period) > 0:  # "max", -1: none
+            allowed.append(int(quota) / int(period))
+    return min(allowed)
+
+
 def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
     """The memory a worker may use, in MiB: the smallest of its own limit and the memory cgroup limits of this
     process (a container's, a grading's), which its worker shares; None where there is no limit."""
     limits = [worker_limit_mb * 2**20] if worker_limit_mb else []
-    for path in _cgroup_memory_files():
+    for path in _cgroup_files("memory", "memory.max", "memory.limit_in_bytes"):
         try:
             value = path.read_text().strip()
         except OSError:
@@ -114,7 +156,9 @@ def memory_allowance_mb(worker_limit_mb: int = 0) -> int | None:
     return min(limits) // 2**20 if limits else None
 
 
-def _cgroup_memory_files() -> list[Path]:
+def _cgroup_files(controller: str, v2_name: str, v1_name: str) -> list[Path]:
+    """The file `v2_name` (cgroup v2) or `v1_name` (v1's hierarchy of `controller`) of this process's cgroup and of
+    each of its ancestors, whose limits apply too."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -123,9 +167,11 @@ def _cgroup_memory_files() -> list[Path]:
     for line in lines:
         _, controllers, path = line.split(":", 2)
         if controllers == "":  # cgroup v2
-            base, name = Path("/sys/fs/cgroup"), "memory.max"
-        elif "memory" in controllers.split(","):
-            base, name = Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes"
+            base, name = Path("/sys/fs/cgroup"), v2_name
+        elif controller in controllers.split(","):
+            base, name = Path("/sys/fs/cgroup") / controllers, v1_name
+            if not base.is_dir():
+                base = Path("/sys/fs/cgroup") / controller
         else:
             continue
         folder = base / path.lstrip("/")

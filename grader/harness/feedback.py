@@ -17,6 +17,7 @@ from _pytest._code.code import TerminalRepr
 from _pytest.outcomes import Skipped
 
 import tests
+from grader.harness.client import WorkerTimeout
 from grader.harness.time_limit import problem_of
 from grader.registry import BY_ID
 
@@ -147,19 +148,25 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 class _NotImplementedStop(Skipped):
-    """Carries a NotImplementedError out of hypothesis at once: hypothesis re-raises a skip without shrinking
-    or replaying it (on a first run on the stubs, shrinking examples that all fail alike was half the time);
-    `pytest_pyfunc_call` below turns it back into the NotImplementedError, a failure."""
+    """Carries a NotImplementedError (or a timeout: every example would fail alike) out of hypothesis at once:
+    hypothesis re-raises a skip without shrinking or replaying it (on a first run on the stubs, shrinking examples
+    that all fail alike was half the time); `pytest_pyfunc_call` below turns it back into the error, a failure."""
 
-    def __init__(self, error: NotImplementedError):
+    def __init__(self, error: Exception):
         super().__init__(str(error))
         self.error = error
 
 
+# What ends a generated test at once: a function not implemented yet, and the time limits of isolated mode (a
+# function that ran out of time is not called again: each later example would fail alike, at once)
+STOPPING = (NotImplementedError, WorkerTimeout)
+
+
 def _stop_at_not_implemented(handle) -> None:
     """Wrap a hypothesis test's inner function (once: parametrized items share it) so that the code under
-    test raising NotImplementedError ends the test with that error and the example that raised it. Only
-    that changes: any other exception, or a pass, goes to hypothesis as before."""
+    test raising NotImplementedError, or running out of time, ends the test with that error and the example that
+    raised it, as leaving the function unfinished does. Only that changes: any other exception, or a pass, goes
+    to hypothesis as before."""
     inner = handle.inner_test
     if getattr(inner, "_stops_at_not_implemented", False):
         return
@@ -168,10 +175,11 @@ def _stop_at_not_implemented(handle) -> None:
     def stopping(*args, **kwargs):
         try:
             return inner(*args, **kwargs)
-        except NotImplementedError as error:
+        except STOPPING as error:
             shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-            error.add_note(f"Failing test case (the first example that raised it: a NotImplementedError is not "
-                           f"shrunk): {inner.__name__}({shown})")
+            what = "a NotImplementedError" if isinstance(error, NotImplementedError) else "a timeout"
+            error.add_note(f"Failing test case (the first example that raised it: {what} is not shrunk): "
+                           f"{inner.__name__}({shown})")
             raise _NotImplementedStop(error) from error
 
     stopping._stops_at_not_implemented = True

@@ -27,7 +27,7 @@ from hypothesis import settings
 from grader import grading_budget, profiles
 from grader.harness import feedback, front_end, time_limit
 from grader.harness.feedback import ROOT
-from grader.harness.typecheck import install_shape_checks
+from grader.harness.typecheck import checked, install_given_checks
 from grader.registry import EXTRA_MARKERS, PROBLEMS
 from grader.seed import pin_hypothesis_constants
 
@@ -38,8 +38,9 @@ front_end.install()  # torch's compiler front end only where something needs mor
 torch.testing._comparison._HAS_DTENSOR = False
 pin_hypothesis_constants()  # a test's inputs, whatever this process imported before it draws them
 
-# Shape annotations are checked at run time, on both packages: installed before either is imported.
-install_shape_checks(["assignment", "reference"])
+# The stubs' annotations are checked where the tests call the package under test (`impl`: typecheck.checked), and
+# the official dataclasses of assignment.given as this process builds them: installed before it is imported.
+install_given_checks()
 
 pytest_plugins = ["grader.harness.report"]
 
@@ -155,7 +156,7 @@ def impl(request):
     request.config._impl_package = package
     # created in the setup of the first test that needs it, after pytest_runtest_setup: told of that test here
     _begin_test(package, request.config._impl_item)
-    yield package
+    yield checked(package)  # the stubs' annotations on every call a test makes (grader/harness/typecheck.py)
     package.close()
 
 

@@ -98,20 +98,24 @@ class Reply:
     error: RemoteError | None = None
 
 
-EVENTS = ("ready", "importing", "imported", "audit")
+EVENTS = ("ready", "importing", "imported", "audit", "running")
 
 
 @dataclass(frozen=True)
 class Event:
     """What the worker says while it works: `ready` to take requests; `importing` and `imported` a problem
     `module` of the code under test; `audit`, the guard's record of an `oracle` the code under test ran or other
-    `evidence` (grader/harness/guard.py writes these frames itself)."""
+    `evidence` (grader/harness/guard.py writes these frames itself); `running`, the `function` of the code under
+    test that the request has been in for most of its time so far, at `line` ("" when none:
+    grader/harness/running.py)."""
 
     event: str  # one of EVENTS
     id: int | None = None
     module: str | None = None
     oracle: str | None = None
     evidence: str | None = None
+    function: str | None = None
+    line: int | None = None
 
 
 def framed(message: Request | Reply | Event) -> bytes:

@@ -24,3 +24,4 @@ class ReportRecord(TypedDict, total=False):
     evidence: list[str]  # what the worker's guard reported while the test ran
     examples: int  # a generated test's examples run
     first_failing_example: int  # counted from 1; 0 where none failed
+    ran_out: dict  # what ran out of time in this test ("module.function" -> the message): not called again

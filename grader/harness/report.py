@@ -18,7 +18,7 @@ from grader.harness.client import OracleReached, WorkerDied, WorkerTimeout
 from grader.harness.codec import CodecError
 from grader.harness.protocol import WORKER_NOTE, ProtocolError
 from grader.harness.record import ReportRecord
-from grader.harness.typecheck import TYPE_CHECK_HINT, is_type_check_error
+from grader.harness.typecheck import TYPE_CHECK_HINT, StubTypeError, is_type_check_error
 from grader.registry import BY_ID
 
 MAX_MESSAGE = 4000
@@ -59,10 +59,11 @@ def failure_message(excinfo) -> str:
     return text
 
 
-# What a test raises about the code under test: its checks (pytest.fail's too), the worker's limits and replies,
-# hypothesis' verdicts on it (several distinct failures, a flaky or slow example)
+# What a test raises about the code under test: its checks (pytest.fail's too, and a value its stub's annotation
+# refuses), the worker's limits and replies, hypothesis' verdicts on it (several distinct failures, a flaky or slow
+# example)
 CHECKS = (AssertionError, pytest.fail.Exception, WorkerTimeout, WorkerDied, OracleReached, ProtocolError, CodecError,
-          EOFError, Flaky, DeadlineExceeded)
+          EOFError, Flaky, DeadlineExceeded, StubTypeError)
 
 
 def raised_by(exc: BaseException) -> str:
@@ -70,8 +71,8 @@ def raised_by(exc: BaseException) -> str:
     raised in the grading worker (rebuilt by client.rebuild_exception, which names its remote type), "check" for
     CHECKS, "grader" for any other raised in this process: the grading code's own error (an oracle that failed, a
     broken environment). A group (hypothesis' distinct failures) is the grading code's only if all of it is."""
-    if hasattr(exc, "remote_type"):
-        return "submission"
+    if hasattr(exc, "remote_type") or getattr(exc, "while_importing", False):  # the latter: a module's import ran
+        return "submission"  # out of time (client.Worker._import_timed_out), as an error its import raised
     if isinstance(exc, BaseExceptionGroup):
         causes = {raised_by(e) for e in exc.exceptions}
         return "grader" if causes == {"grader"} else "check"
@@ -97,6 +98,10 @@ def pytest_runtest_makereport(item, call):
         evidence = package.worker.take_evidence()  # the worker's guard (grader/harness/guard.py) during this test
         if evidence:
             report.user_properties.append(("evidence", evidence))
+        ran_out = {name: package.worker.timed_out[name] for name, test in package.worker.timed_out_in.items()
+                   if test == item.nodeid}  # not called again in this run, nor in the fingerprints' (grading.py)
+        if ran_out:
+            report.user_properties.append(("ran_out", ran_out))
     if call.excinfo is not None and report.outcome != "passed":
         if report.skipped:
             report.user_properties.append(("message", str(call.excinfo.value)))
@@ -149,6 +154,8 @@ class _Recorder:
         entry["duration"] += report.duration
         properties = dict(report.user_properties)
         entry.setdefault("evidence", []).extend(properties.get("evidence", []))
+        if "ran_out" in properties:
+            entry["ran_out"] = properties["ran_out"]
         message = properties.get("message", "")
         if report.failed and entry["outcome"] != "failed":
             entry["outcome"], entry["message"] = "failed", message

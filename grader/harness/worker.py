@@ -25,8 +25,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader.harness import seccomp
-from grader.harness.protocol import Event, RemoteError, Reply, Request, read_message, write_frame
-from grader.harness.typecheck import install_shape_checks, is_type_check_error
+from grader.harness.protocol import Event, RemoteError, Reply, Request, framed, read_message, write_frame
+from grader.harness.running import Running, stop_calling
+from grader.harness.typecheck import is_type_check_error
 from grader.registry import IMPORTED_AHEAD, ORACLES, TAKEN_OUT, graded_with
 
 SCENARIO_PREFIX = "tests.scenarios."
@@ -45,10 +46,14 @@ class _Blocker(importlib.abc.MetaPathFinder):
         return None
 
 
-def remote_error(exc: BaseException) -> RemoteError:
+def remote_error(exc: BaseException, student: str = "") -> RemoteError:
+    """What the test process is told of an exception the code under test raised (`student`: the folder of its
+    package, "/.../assignment/")."""
     builtin = next((c.__name__ for c in type(exc).__mro__
                     if getattr(builtins, c.__name__, None) is c and issubclass(c, Exception)), "RuntimeError")
     message = str(exc)
+    if isinstance(exc, NotImplementedError) and not message and student:  # a bare `raise NotImplementedError`
+        message = (raised_in(exc, student) or "").partition(".")[2] or message  # as the stubs say: "tensor_bytes"
     if isinstance(exc, PermissionError) and exc.errno == errno.EPERM:
         message += f" ({seccomp.RULE})"
     if isinstance(exc, SystemExit):
@@ -61,18 +66,43 @@ def remote_error(exc: BaseException) -> RemoteError:
                        builtin=builtin, message=message[:4000], traceback=tb[-6000:])
 
 
+def raised_in(exc: BaseException, student: str) -> str | None:
+    """The function of the code under test that raised `exc` ("memory.tensor_bytes"): the innermost frame of its
+    traceback in `student`'s files."""
+    found, tb = None, exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(student):
+            found = f"{code.co_filename[len(student):].removesuffix('.py')}.{code.co_qualname}"
+        tb = tb.tb_next
+    return found
+
+
 class Server:
-    def __init__(self, package: str, proto_in, proto_out, scenarios: dict, guard):
+    def __init__(self, package: str, proto_in, proto_out, scenarios: dict, guard, running, student: str):
         from grader.harness.local import LocalPackage
 
         self.package = LocalPackage(package, on_import=self._announce_import)
         self.proto_in, self.proto_out = proto_in, proto_out
         self.scenarios = scenarios  # "module:function" -> the scenario, as imported before any student code
         self.guard = guard  # grader/harness/guard.py
+        self.running = running  # grader/harness/running.py: the function each request is in
+        self.student = student  # the folder of the package under test, "/.../assignment/"
         self.request_id = None  # echoed in every frame sent while answering a request
+        self.stopped: dict[str, dict[str, str]] = {}  # module -> {qualname: message}: not called again
 
     def _announce_import(self, module: str, phase: str) -> None:
+        if phase != "start":
+            self._stop_calling()
         self.send(Event("importing" if phase == "start" else "imported", module=module))
+
+    def _stop_calling(self) -> None:
+        """The functions that ran out of time in this run, stopped in the modules of the package imported so far
+        (a module the student's own code imported included)."""
+        for module, functions in self.stopped.items():
+            imported = sys.modules.get(f"{self.package.name}.{module}")
+            if imported is not None:
+                stop_calling(imported, functions)
 
     def send(self, frame: Reply | Event) -> None:
         write_frame(self.proto_out, replace(frame, id=self.request_id))
@@ -93,6 +123,12 @@ class Server:
             return self.scenarios[target](self.package, *args, **kwargs)
         if op == "ping":
             return "pong"
+        if op == "stop_calling":  # {"module.qualname": message}, before any module of the package is imported
+            for name, message in kwargs.items():
+                module, _, qualname = name.partition(".")
+                self.stopped.setdefault(module, {})[qualname] = message
+            self._stop_calling()
+            return None
         raise ValueError(f"unknown op {op!r}")
 
     def serve(self) -> None:
@@ -105,6 +141,7 @@ class Server:
             except EOFError:
                 return
             self.request_id = request.id
+            self.running.begin(request.id)
             self.guard.enter(self.request_id, request_problem(request), request.target or None)
             failure = None
             try:
@@ -117,8 +154,9 @@ class Server:
                 failure = exc
             finally:
                 self.guard.leave()
+                self.running.end()  # nothing more is said of this request: its reply follows
             if failure is not None:
-                reply = Reply(request.id, False, error=remote_error(failure))
+                reply = Reply(request.id, False, error=remote_error(failure, self.student))
             self.guard.changed()
             self.send(reply)
             heap.release()
@@ -217,7 +255,6 @@ def main() -> None:
     stubbed = absent.install(problems, ORACLES)  # before torch: it imports some of them itself
     if forkable:
         control = socket.socket(fileno=os.dup(0))
-        install_shape_checks([options.package])
         import_torch(forkable, stubbed, ahead=False)  # once, for every problem the server forks a worker for
         scenarios = import_scenarios()
         from grader.harness import forkserver
@@ -240,8 +277,7 @@ def start_worker(options, stubbed: list[str], scenarios: dict | None = None, for
     os.dup2(2, 1)  # prints of the code under test go to the captured stderr pipe
 
     root = options.root.resolve()
-    if not forked:  # a fork server did these for all its problems
-        install_shape_checks([options.package])
+    if not forked:  # a fork server did this for all its problems
         import_torch(list(graded_with(options.problem)), stubbed)
     if scenarios is None:
         scenarios = import_scenarios()
@@ -259,7 +295,11 @@ def start_worker(options, stubbed: list[str], scenarios: dict | None = None, for
     import tests
 
     official = tuple(Path(m.__file__).resolve().parent for m in (grader, tests))  # the worker's own code
-    checks = guard.install(proto_out.fileno(), root / options.package, official, ORACLES, refused is None)
+    student = str(root / options.package) + os.sep
+    out_fd = proto_out.fileno()
+    # before the guard: a thread of the worker's own, not one the code under test started
+    running = Running(student, lambda fields: os.write(out_fd, framed(Event(**fields))))
+    checks = guard.install(out_fd, root / options.package, official, ORACLES, refused is None)
 
     package = importlib.import_module(options.package)
     if not Path(package.__file__).resolve().is_relative_to(root):
@@ -268,7 +308,7 @@ def start_worker(options, stubbed: list[str], scenarios: dict | None = None, for
         limit = options.memory_limit_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     gc.freeze()  # what is imported stays: the collector need not walk torch's objects again at each collection
-    Server(options.package, proto_in, proto_out, scenarios, checks).serve()
+    Server(options.package, proto_in, proto_out, scenarios, checks, running, student).serve()
 
 
 FORKED_WITHOUT_FILTER = 75  # a fork server's child exits with this where the kernel's filter cannot be installed

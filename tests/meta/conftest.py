@@ -9,21 +9,25 @@ The hostile corpus is a class per sandbox mode: its two gradings run side by sid
   asks first, and read by every meta-test of it.
 - Each xdist worker's gradings take their sandbox uids from a range of their own: a test that checks what its
   gradings' uids left behind (processes, files, IPC objects) sees only its own.
+- A meta-test's time limit (pytest-timeout's `timeout`) is CPU seconds of its process tree, with a wall-clock
+  backstop ten times longer (tests/meta/processes.py): a busy machine slows a meta-test, never fails it.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
 from grader.harness import uids
 from tests.meta import catalogue as catalogue_of_mistakes
+from tests.meta import processes
 from tests.meta.suite import problems_selected
 
 # The longest first, ordered by what `make test` and `make slow` print (--durations=20): the corpus in each mode,
 # then the grader's own tests, the catalogue of mistakes, the Gradescope image.
 COSTLIEST_FIRST = ("test_hostile.py::TestWithEveryLayer", "test_hostile.py::TestWithTheUserLayerAlone",
                    "test_grader.py", "test_mistakes.py", "test_gradescope_image.py", "test_gradescope.py",
-                   "test_class_report.py", "test_cluster.py", "test_compare.py")
+                   "test_class_report.py", "test_web_report.py::TestInABrowser", "test_cluster.py", "test_compare.py")
 
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")  # "gw0", "gw1", ...: set in each xdist worker
 if _WORKER:
@@ -41,6 +45,17 @@ def pytest_collection_modifyitems(items):
     """After pytest's own reordering (by fixture), the costliest scopes first."""
     rank = {scope: i for i, scope in enumerate(COSTLIEST_FIRST)}
     items.sort(key=lambda item: rank.get(scope_of(item), len(rank)))  # stable: within a scope, as before
+
+
+META = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    if not Path(item.path).is_relative_to(META) or settings.method != "signal":
+        return None  # pytest-timeout's own (a graded test's: grader/harness/time_limit.py)
+    processes.set_cpu_timer(item, settings.timeout)
+    return True
 
 
 @pytest.fixture(scope="session")

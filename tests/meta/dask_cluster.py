@@ -2,7 +2,7 @@
 processes (each `--nworkers 1 --nthreads 1`, under a nanny, as a cluster runs them), stopped with everything
 they started.
 
-Every process is started in a session of its own and killed by its process group; a grading whose worker was
+Every process is started in a session of its own and stopped by its process group; a grading whose worker was
 killed leaves its test process running (it is in a session of its own, grader/runner.py), so the workers get
 a TMPDIR of their own (in /tmp: a sandbox's user must be able to cross the folders above its own) and `stop`
 also kills every process whose current folder is in it, unmounts what a killed grading left mounted in it
@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.meta.processes import stop_group
 from tests.meta.suite import ROOT, grader_env
 
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -104,11 +105,11 @@ class DaskCluster:
         return "\n".join(f"== {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.folder.glob("*.log")))
 
     def stop(self) -> None:
-        for process in self.processes:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        """Each process group asked to stop first (processes.stop_group): a nanny then ends its worker, and the
+        resource tracker they share unlinks the worker's semaphores (killed outright, it left six `sem.mp-*` in
+        /dev/shm per worker); then everything of the cluster killed."""
+        for process in reversed(self.processes):  # the workers before the scheduler they would reconnect to
+            stop_group(process.pid)
         for process in self.processes:
             process.wait(timeout=30)
         for pid in processes_in(self.tmp):

@@ -1,12 +1,12 @@
 """Helpers for the meta-tests: which problems have tests, running the suite in a subprocess."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from grader.harness.report import read_test_records
 from grader.registry import PROBLEMS
+from tests.meta import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "grader" / "staff" / "samples" / "partial"  # a partial submission: make grade, the staff tools
@@ -37,11 +37,12 @@ def problems_with_tests() -> list[str]:
     return [p.id for p in PROBLEMS if (ROOT / p.test_file).exists()]
 
 
-def run_suite(tmp_path: Path, *args: str, timeout: float = 900) -> list[dict]:
-    """Run pytest in a subprocess with the report plugin; the per-test records."""
+def run_suite(tmp_path: Path, *args: str, cpu_seconds: float = 900) -> list[dict]:
+    """Run pytest in a subprocess with the report plugin, within `cpu_seconds` of its whole tree
+    (tests/meta/processes.py); the per-test records."""
     report = tmp_path / "report.jsonl"
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "--tb=no", "--hypothesis-profile=ci", f"--report={report}",
-                    *args], cwd=ROOT, check=False, timeout=timeout, capture_output=True)
+    processes.run([sys.executable, "-m", "pytest", "-q", "--tb=no", "--hypothesis-profile=ci", f"--report={report}",
+                   *args], cwd=ROOT, cpu_seconds=cpu_seconds, capture_output=True)
     if not report.exists():
         return []
     return read_test_records(report)

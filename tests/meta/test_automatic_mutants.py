@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from reference import flops as reference_flops
+from tests.meta import processes
 from tests.mistakes import find_mistake
 from tests.mistakes.automatic import automatic, sample
 
@@ -64,8 +65,8 @@ HELD_OUT_SAMPLE = dict(size=100, seed=1)
 def caught_under(profile: str, options: list[str], out) -> set[str]:
     """The mistakes or mutants that `python -m tests.meta.mutation OPTIONS` catches under `profile` and the
     held-out grading seed."""
-    subprocess.run([sys.executable, "-m", "tests.meta.mutation", *options, "--profile", profile, "--grading-seed",
-                    str(HELD_OUT_SEED), "--json", str(out)], check=False, timeout=850, stdout=subprocess.DEVNULL)
+    processes.run([sys.executable, "-m", "tests.meta.mutation", *options, "--profile", profile, "--grading-seed",
+                   str(HELD_OUT_SEED), "--json", str(out)], cpu_seconds=850, stdout=subprocess.DEVNULL)
     return {f"{r['problem']}:{r['id']} ({r['description']})" for r in json.loads(out.read_text()) if r["caught"]}
 
 

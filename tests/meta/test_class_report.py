@@ -164,3 +164,32 @@ def test_how_it_ran_counts_the_whole_command_and_says_once():
     lines = classreport.run_lines(run)
     assert "2 gradings in 10 s, the whole command in 20 s: 360 submissions per hour for the whole command." in lines
     assert "Given to another worker after theirs died: once, for a (1)." in lines
+
+
+def test_the_web_pages_show_the_same_class(batch_out):
+    from tests.meta import webpages
+
+    assert webpages.unexpected_markup(batch_out) == [] and webpages.broken_links(batch_out) == []
+    report = (batch_out / "report.md").read_text()
+    table = {m[1]: (int(m[2]), int(m[3]))
+             for m in re.finditer(r"^\| flops \| (.+?) \| (\d+) of (\d+) \|", report, re.M)}
+    pages = {}
+    for path in (batch_out / "report").glob("behaviour-*.html"):
+        text = webpages.page_text(path)
+        found = re.search(r"^flops: (.+)\nFailed by (\d+) of the (\d+) submissions that started flops", text, re.M)
+        pages[found[1]] = (int(found[2]), int(found[3]))
+        assert text.count("all it read") == int(found[2]), path.name  # one entry per submission that failed it
+    assert pages == table, "a page per behaviour failed, with report.md's counts"
+    mistakes = {(m[1], m[4]): (int(m[2]), int(m[3])) for m in re.finditer(
+        r"^- (flops\.\w+): \d+% \((\d+) of (\d+)\) match `(\w+)`", report, re.M)}
+    shown = {}
+    for path in (batch_out / "report").glob("mistakes-*.html"):
+        text = webpages.page_text(path)
+        for m in re.finditer(r"^(\w+): .*\n(\d+) of the (\d+) submissions compared on (flops\.\w+) ", text, re.M):
+            shown[(m[4], m[1])] = (int(m[2]), int(m[3]))
+    assert mistakes and mistakes.items() <= shown.items(), (mistakes, shown)
+    rows = list(csv.DictReader((batch_out / "similarity.csv").open()))
+    for n, row in enumerate(rows, start=1):
+        title = webpages.read(batch_out / "report" / f"pair-{n}.html").text
+        assert f"Pair {n}: {row['submission_a']} and {row['submission_b']} (flops)" in title
+    assert not (batch_out / "report" / f"pair-{len(rows) + 1}.html").exists()

@@ -25,7 +25,7 @@ from grader.harness.local import LocalPackage
 from grader.registry import PROBLEMS
 from tests.meta.mutation import comparable_names
 from tests.meta.suite import ROOT, SAMPLE, grader_env
-from tests.mistakes import catalog
+from tests.mistakes import catalog, returning
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
 
@@ -39,11 +39,13 @@ UNFINGERPRINTABLE = {  # "problem:mistake" -> why its answers cannot name it
                                     "parse-count (performance) test sees it",
     "mini_einops:message_without_shape": "the same EinopsError with a shorter message: compare tells errors apart "
                                          "by their class, not their wording",
+    "mini_einops:shapes_as_torch_size": "the same EinopsError, its shapes written as torch.Size: compare tells errors "
+                                        "apart by their class, not their wording",
 }
 EXAMPLES = compare.EXAMPLES
 
 
-MISTAKES = [m for p in PROBLEMS for m in catalog(p.id) if set(m.replaces) <= comparable_names(p.id)]
+MISTAKES = [m for p in PROBLEMS for m in returning(catalog(p.id)) if set(m.replaces) <= comparable_names(p.id)]
 
 
 @pytest.fixture(scope="module")

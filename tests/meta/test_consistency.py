@@ -167,7 +167,9 @@ def test_the_readme_lists_the_checklist():
 MAX_ITEM_POINTS = 1.5  # the handout's "How points are computed": one failing item never costs more
 
 
-def test_no_test_item_carries_more_than_one_and_a_half_points():
+@pytest.fixture(scope="module")
+def collected_items() -> list[tuple[str, str]]:
+    """Every pytest item of the problems' tests, as (problem, "test_x[id]") (the reference's collection)."""
     import subprocess
     import sys
 
@@ -176,12 +178,17 @@ def test_no_test_item_carries_more_than_one_and_a_half_points():
     collected = subprocess.run([sys.executable, "-m", "pytest", "--impl", "reference", "--collect-only", "-q",
                                 "-p", "no:cacheprovider"], cwd=ROOT, env=grader_env(), capture_output=True,
                                text=True, timeout=600, check=True).stdout
-    items = Counter(line.split("::")[-1].split("[")[0] for line in collected.splitlines() if "::" in line)
+    return [(line.split("::")[0].removeprefix("tests/test_").removesuffix(".py"), line.split("::")[-1])
+            for line in collected.splitlines() if "::" in line and line.startswith("tests/test_")]
+
+
+def test_no_test_item_carries_more_than_one_and_a_half_points(collected_items):
+    items = Counter((problem, name.split("[")[0]) for problem, name in collected_items)
     heavy = []
     for problem in PROBLEMS:
         for b in problem.behaviours:
-            ran = [f for f in b.tests if items[f]]
-            share = max((b.points / len(ran) / items[f] for f in ran), default=0.0)
+            ran = [f for f in b.tests if items[problem.id, f]]
+            share = max((b.points / len(ran) / items[problem.id, f] for f in ran), default=0.0)
             if share > MAX_ITEM_POINTS + 1e-9:
                 heavy.append(f"{problem.id}: {b.name} ({share:g} points in one item of {ran})")
     assert not heavy, "split these behaviours (more test functions, or parametrized items): " + "; ".join(heavy)
@@ -260,19 +267,48 @@ def test_the_boundary_lists_agree():
     assert not missing, f"grader/harness/boundary.py names paths that do not exist: {missing}"
 
 
+def _item(name: str) -> tuple[str, str]:
+    function, _, item = name.partition("[")
+    return function, item[:-1]
+
+
 @pytest.mark.parametrize("problem", problems_with_tests())
-def test_fixed_inputs_earn_only_beside_generated_ones(problem):
-    """A behaviour's `fixed` names exactly its test functions that hypothesis does not drive, when it has some
-    that it does, each waiting for some of those it does; a behaviour of fixed tests alone waits for another
-    (`requires`), unless WHOLE_DOMAIN_TESTED."""
+def test_gates_wait_for_generated_tests_and_every_table_passable_item_waits(problem, collected_items):
+    """grader/registry.py's gates: every selector (`requires`, `fixed`'s keys and what they wait for) names items
+    the tests have; what an item waits for is generated tests (or a behaviour whose whole domain is tested); and
+    every item of a test that hypothesis does not drive waits for some, unless WHOLE_DOMAIN_TESTED."""
+    from grader.registry import selects
+
     module = importlib.import_module(f"tests.test_{problem}")
+    names = [_item(name) for of, name in collected_items if of == problem]
+    generated = {f for f, _ in names if getattr(getattr(module, f), "is_hypothesis_test", False)}
+    whole_domain = {t for b in BY_ID[problem].behaviours if (problem, b.name) in WHOLE_DOMAIN_TESTED for t in b.tests}
     for b in BY_ID[problem].behaviours:
-        fixed = {t for t in b.tests if not getattr(getattr(module, t), "is_hypothesis_test", False)}
-        if fixed == set(b.tests):
-            assert b.requires or (problem, b.name) in WHOLE_DOMAIN_TESTED, (
-                f"{problem}: {b.name!r} has fixed inputs only, which a table of answers passes: give it `requires`")
-        else:
-            assert set(b.fixed) == fixed, f"{problem}: {b.name!r}: `fixed` should name {sorted(fixed)}"
-            for test, waits in b.fixed.items():
-                assert waits and set(waits) <= set(b.tests) - fixed, (
-                    f"{problem}: {b.name!r}: {test} should wait for generated tests of its behaviour, not {waits}")
+        for key in b.fixed:
+            assert any(selects(key, f, item) for f, item in names), f"{problem}: {b.name!r}: no item is {key!r}"
+        for text in {s for waits in (b.requires, *b.fixed.values()) for s in waits}:
+            chosen = [f for f, item in names if selects(text, f, item)]
+            assert chosen, f"{problem}: {b.name!r} waits for {text!r}, which selects no test item"
+            assert set(chosen) <= generated | whole_domain, (
+                f"{problem}: {b.name!r} waits for {text!r}, which is not a generated test: a table passes it too")
+        if (problem, b.name) in WHOLE_DOMAIN_TESTED:
+            continue
+        for f, item in names:
+            if f in b.tests and f not in generated:
+                assert b.gate(f, item), (f"{problem}: {b.name!r}: {f}[{item}] has fixed inputs, which a table of "
+                                         "answers passes: give it `requires` or a key in `fixed`")
+
+
+def test_no_item_is_named_after_a_problem(collected_items):
+    """Grading reads an item's problem from its keywords, which hold its parametrization's ids too: an id that is
+    a problem's name (adamw) would move the item to that problem."""
+    named = [f"{problem}: {name}" for problem, name in collected_items if name.partition("[")[2][:-1] in BY_ID]
+    assert not named, f"items whose ids name a problem: {named}"
+
+
+def test_the_registry_names_the_tensor_ops_the_strategies_draw():
+    from grader import registry
+    from tests.strategies.tensors import TENSOR_OPS
+
+    assert registry.BY_ID["tensors"].behaviours[1].fixed and set(TENSOR_OPS) == {
+        key.split("[")[1].split()[0] for key in registry.BY_ID["tensors"].behaviours[1].fixed} - {"no-ops"}

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import kept, messages
+from grader import kept, messages, webreport
 from grader.fingerprints import cache as answers_cache
 from grader.harness import sandbox, seccomp, uids
 from grader.registry import BY_ID
 from grader.sources import not_started
-from tests.meta import rewrites
+from tests.meta import rewrites, webpages
 from tests.meta.suite import ROOT, grader_env
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -238,8 +238,18 @@ def run_corpus(tmp: Path, mode: str, view: MachineView | None) -> dict:
         "report": (out / "report.md").read_text() if (out / "report.md").exists() else "",
         "alive": [described(pid) for pid in uids.processes_of(uids.sandbox_uids())],
         "leftovers": leftovers(scratch, view.tmp if view else Path("/tmp")), "before": before, "after": snapshot(),
-        "connections": listener.connections,
+        "connections": listener.connections, "web": web_report(out),
     }
+
+
+def web_report(out: Path) -> dict:
+    """What the class report's web pages (grader/webreport.py) show of the corpus: markup that is not the writer's,
+    links that lead nowhere, and whether report_planted_markup's message reads as text on a page."""
+    if not (out / webreport.INDEX).exists():
+        return {"missing": f"no {webreport.INDEX}"}
+    shown = "\n".join(page.text for page in webpages.pages(out))
+    return {"unexpected": webpages.unexpected_markup(out), "broken": webpages.broken_links(out),
+            "planted": '<script>window.raPlanted = "message"' in shown}
 
 
 def kernel_leftovers() -> list[str]:
@@ -374,6 +384,13 @@ class CorpusGraded:
                 f"{case}: the fingerprints failed on the grader's side\n{corpus['stderr'][-3000:]}"
             rerun += [case] * bool(expected)
         assert len(rerun) >= len(CASES) // 2, f"only {rerun} ran again"
+
+    def test_the_class_reports_pages_show_what_was_planted_as_text(self, corpus):
+        # every case's messages, and report_planted_markup's markup and script in them, on the pages of the class
+        # report; in a browser: tests/meta/test_web_report.py
+        web = corpus["web"]
+        assert web.get("unexpected") == [] and web.get("broken") == [], web
+        assert web["planted"], "report_planted_markup's message is not on its page"
 
     def test_nothing_of_the_run_is_alive_or_left_behind(self, corpus):
         assert not corpus["alive"], f"processes of the sandbox outlived the batch: {corpus['alive']}"

@@ -121,11 +121,11 @@ def test_released_modules_import_withheld_ones_only_inside_functions():
 FLOORS = [
     ("ground: the rubric, messages, plain data, the seed", ["grader/__init__.py", "grader/registry.py",
      "grader/grading_budget.py", "grader/messages.py", "grader/matches.py", "grader/seed.py", "grader/kept.py",
-     "grader/sources.py", "grader/profiles.py"]),
+     "grader/sources.py", "grader/profiles.py", "grader/markup.py"]),
     ("the trust boundary", ["grader/harness"]),
     ("grading", ["grader/runner.py", "grader/cpushare.py", "grader/submission.py", "grader/scoring.py",
                  "grader/copycheck.py", "grader/similarity.py", "grader/fingerprints", "grader/grading.py",
-                 "grader/classreport.py"]),
+                 "grader/classreport.py", "grader/sidebyside.py", "grader/webreport.py"]),
     ("commands", ["grader/batch.py", "grader/cluster.py", "grader/cli.py", "grader/gradescope.py",
                   "grader/__main__.py"]),
     ("course staff's tools", ["grader/staff"]),

@@ -11,9 +11,9 @@ import pytest
 
 from grader.matches import Matches
 from grader.messages import KNOWN_MISTAKES
-from grader.registry import BY_ID, PROBLEMS, awaited
+from grader.registry import BY_ID, PROBLEMS, awaited, selector, selects
 from grader.runner import RunResult
-from grader.scoring import UNWEIGHTED, behaviour_output, known_mistakes, results_json, score_run, table
+from grader.scoring import UNWEIGHTED, known_mistakes, results_json, score_run, table
 from grader.sources import not_started
 from tests.meta.suite import ROOT
 
@@ -46,15 +46,17 @@ def behaviour(scores, name):
 
 def test_a_full_run_gives_each_behaviour_its_weight_and_the_problem_its_points():
     for problem in PROBLEMS:
-        [score] = score_run(run_of(problem.id, every_function(problem.id, 3)))
+        [score] = score_run(regions_run(problem.id))
         assert math.isclose(score.score, problem.points)
         assert [(b.name, b.points) for b in score.behaviours] == [(b.name, b.points) for b in problem.behaviours]
 
 
 def test_parametrized_items_share_their_functions_points_and_functions_their_behaviours():
     flops = BY_ID["flops"]
-    core = next(b for b in flops.behaviours  # two test functions, and no behaviour waits for it
-                if len(b.tests) == 2 and not any(b.name in other.requires for other in flops.behaviours))
+    waited = {selector(text)[0] for other in flops.behaviours
+              for text in (*other.requires, *(w for waits in other.fixed.values() for w in waits))}
+    core = next(b for b in flops.behaviours  # two test functions, and nothing waits for them
+                if len(b.tests) == 2 and not waited & set(b.tests) and not b.fixed)
     items = {**every_function("flops"), core.tests[0]: 4}
     failing = {f"tests/test_flops.py::{core.tests[0]}[0]"}
     scores = score_run(run_of("flops", items, failing))
@@ -72,7 +74,9 @@ def test_many_items_of_one_function_weigh_no_more_than_its_behaviour():
     failing = {f"tests/test_activation_checkpointing.py::{f}" for f in every_function("activation_checkpointing")
                if f not in segments.tests}
     [score] = score_run(run_of("activation_checkpointing", items, failing))
-    assert math.isclose(score.score, segments.points), "only the segment tests pass: the segment behaviour's points"
+    outside = [f for f in segments.tests if set(segments.gate(f)) - set(segments.tests)]  # wait for other rows
+    assert outside and math.isclose(score.score, segments.points * (1 - len(outside) / len(segments.tests))), (
+        "only the segment tests pass: the segment behaviour's points, but those that wait for other behaviours")
 
 
 def test_behaviours_that_did_not_run_scale_the_others_to_the_problems_points():
@@ -86,8 +90,12 @@ def test_behaviours_that_did_not_run_scale_the_others_to_the_problems_points():
 
 
 def test_gpu_tests_are_worth_nothing_and_unweighted_tests_are_shown_at_zero():
-    items = {**every_function("benchmarking"), "test_gpu_relu_bandwidth_near_the_spec": 1, "test_new_thing": 2}
-    [score] = score_run(run_of("benchmarking", items, gpu={"test_gpu_relu_bandwidth_near_the_spec"}))
+    run = regions_run("benchmarking")
+    extra = run_of("benchmarking", {"test_gpu_relu_bandwidth_near_the_spec": 1, "test_new_thing": 2},
+                   gpu={"test_gpu_relu_bandwidth_near_the_spec"})
+    run.collected += extra.collected
+    run.records.update(extra.records)
+    [score] = score_run(run)
     assert math.isclose(score.score, BY_ID["benchmarking"].points)
     assert not any("gpu" in t.name for t in score.tests)
     unweighted = score.behaviours[-1]
@@ -110,41 +118,63 @@ def test_results_json_has_one_valid_gradescope_test_per_behaviour():
     assert first["extra_data"]["problem"] == "flops" and "failed" in first["extra_data"]["tests"].values()
 
 
-def test_a_property_alone_earns_nothing_until_the_exact_behaviour_it_requires_passes():
-    for problem in PROBLEMS:
-        for gated, name in ((b, name) for b in problem.behaviours for name in b.requires):
-            required = next(b for b in problem.behaviours if b.name == name)  # each of them alone failing
-            failing = {f"tests/test_{problem.id}.py::{f}" for f in required.tests[:1]}
-            scores = score_run(run_of(problem.id, every_function(problem.id), failing))
-            got = behaviour(scores, gated.name)
-            assert got.withheld and got.score == 0 and not got.passed and got.tests_passed == len(got.tests)
-            withheld = sum(b.points for b in problem.behaviours if required.name in b.requires)
-            # its first test failing costs that test's share, and its fixed tests' shares when it is generated
-            lost = required.points / len(required.tests) * (
-                1 + sum(required.tests[0] in waits for waits in required.fixed.values()))
-            assert math.isclose(scores[0].score, problem.points - withheld - lost)
-            assert "earned once" in results_json(scores, seconds=1.0, output="")["tests"][
-                scores[0].behaviours.index(got)]["output"]
-            assert f"until {awaited(gated.requires)}" in table(scores, []) and f"'{name}'" in table(scores, [])
-            [whole] = score_run(run_of(problem.id, every_function(problem.id)))
-            assert not behaviour([whole], gated.name).withheld
+def regions_run(problem: str, failing_selectors=()) -> RunResult:
+    """A finished run of `problem` whose items are those its gates name (an item per part a selector or a key
+    names, and one no selector names: "elsewhere") for every test function; every item passes but those that a
+    selector in `failing_selectors` selects."""
+    parts: dict[str, list[str]] = {f: [] for b in BY_ID[problem].behaviours for f in b.tests}
+    for b in BY_ID[problem].behaviours:
+        for text in (*b.requires, *b.fixed, *(w for waits in b.fixed.values() for w in waits)):
+            function, part = selector(text)
+            if part and function in parts:
+                parts[function].append(part.replace("*", " x"))
+    run = RunResult()
+    for function, named in parts.items():
+        for item in [*dict.fromkeys(named), "elsewhere"]:
+            nodeid = f"tests/test_{problem}.py::{function}[{item}]"
+            failed = any(selects(text, function, item) for text in failing_selectors)
+            run.collected.append({"nodeid": nodeid, "problem": problem, "gpu": False, "differential": False})
+            run.records[nodeid] = {"nodeid": nodeid, "outcome": "failed" if failed else "passed",
+                                   "message": "AssertionError: wrong" if failed else "", "evidence": []}
+    return run
 
 
-def test_fixed_inputs_earn_only_beside_the_generated_tests_of_their_function():
-    """A table of the public inputs' answers passes the fixed tests: their share waits for the generated ones."""
+def _gates():
+    """(problem, behaviour, the selectors an item of it waits for) for every gate of the registry."""
     for problem in PROBLEMS:
-        for b in (b for b in problem.behaviours if b.fixed):
-            share = b.points / len(b.tests)
-            for fixed, waits in b.fixed.items():
-                waiting = [f for f, w in b.fixed.items() if waits[0] in w]  # the fixed tests its failure holds back
-                failing = {f"tests/test_{problem.id}.py::{waits[0]}"}
-                got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
-                assert got.fixed_waiting == waiting, (b.name, got.fixed_waiting)
-                assert math.isclose(got.score, share * (len(b.tests) - 1 - len(waiting))), (b.name, got.score)
-                assert "earned once the generated tests of the same function pass" in behaviour_output(got)
-                failing = {f"tests/test_{problem.id}.py::{fixed}"}  # a fixed test alone failing costs its share
-                got = behaviour(score_run(run_of(problem.id, every_function(problem.id), failing)), b.name)
-                assert not got.fixed_waiting and math.isclose(got.score, share * (len(b.tests) - 1)), b.name
+        for b in problem.behaviours:
+            for waits in dict.fromkeys((b.requires, *b.fixed.values())):
+                if waits:
+                    yield problem, b, waits
+
+
+def test_a_gated_item_earns_nothing_until_what_it_waits_for_passes_and_then_earns_its_share():
+    for problem, b, waits in _gates():
+        for text in waits:
+            scores = score_run(regions_run(problem.id, [text]))
+            got = behaviour(scores, b.name)
+            held = [t for t in got.tests if text in got.gate(t)]
+            assert held and all(got.waiting(t) == (text,) for t in held), (problem.id, b.name, text)
+            assert math.isclose(got.score, sum(t.max_score for t in got.tests if t.passed and t not in held))
+            assert awaited(problem.id, (text,)) in table(scores, []), (b.name, text)
+            output = results_json(scores, seconds=1.0, output="")["tests"][scores[0].behaviours.index(got)]["output"]
+            assert "earned once" in output and not got.passed, (b.name, text)
+        [whole] = score_run(regions_run(problem.id))
+        assert not behaviour([whole], b.name).held and math.isclose(whole.score, problem.points)
+
+
+def test_a_slip_in_another_region_holds_back_no_gated_item():
+    """A test's items that no selector names (its other regions) failing hold back no item of any behaviour:
+    an honest slip there costs those items' shares and nothing else."""
+    for problem in PROBLEMS:
+        whole = {text for b in problem.behaviours for text in (*b.requires, *(w for ws in b.fixed.values() for w in ws))
+                 if selector(text)[1] is None}  # a test waited for whole: its every item is evidence
+        elsewhere = [f"{f}[elsewhere]" for b in problem.behaviours for f in b.tests if f not in whole]
+        for text in elsewhere:
+            scores = score_run(regions_run(problem.id, [text]))
+            lost = problem.points - scores[0].score
+            share = next(t.max_score for t in scores[0].tests if t.name == text)
+            assert math.isclose(lost, share), (problem.id, text, lost, share)
 
 
 def test_scores_print_in_one_format():

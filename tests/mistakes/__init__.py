@@ -11,6 +11,10 @@ The catalogs double as TA documentation of what the suite catches and what stude
 A slip costs the behaviours it breaks and nothing else: each catalogue's `COSTS` names, for each mistake, the
 behaviours (grader/registry.py) whose tests it may fail; the behaviours that wait for one of those (`requires`)
 may lose their points with them. tests/meta/test_mistakes.py fails when a mistake costs any other behaviour.
+
+A mistake that `loops` never returns: it is graded only as the grader grades, in a worker whose calls have a time
+limit, where it must cost what leaving its function unfinished costs (tests/meta/test_loops.py); the in-process
+runs of the catalogue (tests/meta/mutation.py, the fingerprints' answers, compare) leave it out.
 """
 
 import ast
@@ -19,7 +23,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.registry import BY_ID
+from grader.registry import BY_ID, selector
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +35,7 @@ class Mistake:
     description: str
     replaces: dict  # public name -> wrong implementation
     costs: tuple[str, ...] = ()  # the behaviours whose tests it may fail (its catalogue's COSTS)
+    loops: bool = False  # it never returns: graded isolated alone, never run in-process
 
 
 def catalog(problem: str) -> list[Mistake]:
@@ -43,17 +48,31 @@ def catalog(problem: str) -> list[Mistake]:
     return [dataclasses.replace(m, costs=tuple(costs.get(m.id, ()))) for m in module.MISTAKES]
 
 
+def returning(mistakes: list[Mistake]) -> list[Mistake]:
+    """The mistakes that return (those that can run in-process): all but those that loop."""
+    return [m for m in mistakes if not m.loops]
+
+
 def behaviours_of(problem: str, tests: list[str]) -> set[str]:
     """The behaviours of `problem` that tests (function names, pytest ids allowed: "test_x[param]") belong to."""
     owner = {test: b.name for b in BY_ID[problem].behaviours for test in b.tests}
     return {owner[test.partition("[")[0]] for test in tests}
 
 
+def waited_for(problem: str, behaviour) -> set[str]:
+    """The behaviours of `problem` whose tests `behaviour`'s gates name (grader/registry.py `requires`, `fixed`)."""
+    owner = {test: b.name for b in BY_ID[problem].behaviours for test in b.tests}
+    texts = (*behaviour.requires, *(w for waits in behaviour.fixed.values() for w in waits))
+    return {owner[selector(text)[0]] for text in texts}
+
+
 def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
-    """`behaviours` and every behaviour that waits for one of them (`requires`), however indirectly: what a run
-    that fails those can lose."""
+    """`behaviours` and every behaviour with a test that waits for one of theirs (a gate: `requires`, `fixed`),
+    however indirectly: what a run that fails those can lose, at most (a gate names a region: a test of another
+    region of the same behaviour failing holds back nothing)."""
     lost = set(behaviours)
-    while waiting := {b.name for b in BY_ID[problem].behaviours if b.name not in lost and lost & set(b.requires)}:
+    behaviours = BY_ID[problem].behaviours
+    while waiting := {b.name for b in behaviours if b.name not in lost and lost & waited_for(problem, b)}:
         lost |= waiting
     return lost
 
@@ -77,28 +96,39 @@ def find_mistake(spec: str) -> Mistake:
 def planted_source(problem: str, mistake_ids: list[str]) -> str:
     """The source of a `problem` module that is the reference with the mistakes `mistake_ids` swapped in: the
     reference's source; `ref`, a snapshot of its names (what the catalogue's `ref.` means); the catalogue's
-    imports and top-level definitions (not MISTAKES, not the reference's own names); then each replaced name
-    bound to its mistake."""
+    top-level definitions that the planted mistakes use (not MISTAKES, not the reference's own names; helpers they
+    call, however indirectly) and the imports those use; then each replaced name bound to its mistake. Only what
+    the mistakes use: another mistake's code (an oracle imported, say) is not the student's."""
     reference = (ROOT / "reference" / f"{problem}.py").read_text()
     defined = {n.name for n in ast.parse(reference).body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     catalogue = (ROOT / "tests" / "mistakes" / f"{problem}.py").read_text()
     lines = catalogue.splitlines()
+    mistakes = [find_mistake(f"{problem}:{mistake_id}") for mistake_id in mistake_ids]
+    nodes = ast.parse(catalogue).body
+    definitions = {n.name: n for n in nodes if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name not in defined}
+    wanted = {wrong.__name__ for m in mistakes for wrong in m.replaces.values()}
+    used: set[str] = set()
+    while pending := wanted - used:
+        used |= pending
+        for name in pending & set(definitions):
+            wanted |= {n.id for n in ast.walk(definitions[name]) if isinstance(n, ast.Name)}
     kept = []
-    for node in ast.parse(catalogue).body:
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("reference", "tests"):
             continue
-        if isinstance(node, ast.Assign | ast.Expr | ast.AnnAssign):  # MISTAKES, the docstring
-            continue
-        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in defined:
-            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if not {(a.asname or a.name).split(".")[0] for a in node.names} & wanted:
+                continue
+        elif not (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in definitions and node.name in used):
+            continue  # MISTAKES, the docstring, the reference's names, other mistakes' code
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
         kept.append("\n".join(lines[start - 1:node.end_lineno]))
     bindings = []
-    for mistake_id in mistake_ids:
-        mistake = find_mistake(f"{problem}:{mistake_id}")
+    for mistake in mistakes:
         for name, wrong in mistake.replaces.items():
-            assert wrong.__name__ not in defined, f"{problem}:{mistake_id}: {wrong.__name__} is a reference name"
-            bindings.append(f"{name} = {wrong.__name__}  # planted: {problem}:{mistake_id}")
+            assert wrong.__name__ not in defined, f"{problem}:{mistake.id}: {wrong.__name__} is a reference name"
+            bindings.append(f"{name} = {wrong.__name__}  # planted: {problem}:{mistake.id}")
     return "\n".join([reference, "", "# -- planted mistakes (tests/meta/test_class_report.py) --",
                       "import types as _planted_types", "",
-                      "ref = _planted_types.SimpleNamespace(**dict(globals()))", "", *kept, "", *bindings, ""])
+                      "ref = _planted_types.SimpleNamespace(**dict(globals()))", "", "\n\n\n".join(kept), "",
+                      *bindings, ""])

@@ -150,8 +150,15 @@ def mlp_fp32(batch, width, layers, dtype):
     return layers * batch * width * 4
 
 
-def _m(id, description, **replaces):
-    return Mistake("memory", id, description, replaces)
+def loops_forever(shape, dtype):
+    # a helper that never returns (a loop whose condition never changes): parameter_bytes and mlp_activation_bytes
+    # call it, as the reference's do
+    while True:
+        pass
+
+
+def _m(id, description, loops=False, **replaces):
+    return Mistake("memory", id, description, replaces, loops=loops)
 
 
 MISTAKES = [
@@ -192,6 +199,8 @@ MISTAKES = [
     _m("mlp_forgets_input", "the first layer's input not counted (L-1 tensors)",
        mlp_activation_bytes=mlp_forgets_input),
     _m("mlp_fp32", "4 bytes per activation whatever the dtype", mlp_activation_bytes=mlp_fp32),
+    _m("helper_loop", "tensor_bytes never returns, and parameter_bytes and mlp_activation_bytes call it",
+       loops=True, tensor_bytes=loops_forever),
 ]
 
 
@@ -223,4 +232,6 @@ COSTS = {
     "mlp_relu_apart": ("mlp_activation_bytes",),
     "mlp_forgets_input": ("mlp_activation_bytes",),
     "mlp_fp32": ("mlp_activation_bytes",),
+    # what leaving tensor_bytes unfinished costs (tests/meta/test_loops.py grades both)
+    "helper_loop": ("tensor_bytes", "parameter count and bytes", "mlp_activation_bytes", "differential: all functions"),
 }

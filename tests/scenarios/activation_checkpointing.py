@@ -5,7 +5,7 @@ seeded model in the test process, through the same helpers here with another `ch
 A model spec (`checkpoint_specs`, tests/strategies/): {"seed", "layers" (L), "batch", "width", "dtype"
 ("float64" | "float32"), "dropout" (a probability, 0.0 for none), "x_requires_grad" (bool), "shift"
 (None, or whether the extra tensor argument requires grad), "scale" (a float passed through as a
-non-tensor argument)}.
+non-tensor argument), "flag" (a bool, the same), "call" (how the block is checkpointed: CALLS)}.
 
 Every layer is `Layer`: y = dropout(relu(x)) @ W, W (width x width) a parameter. Without dropout, autograd
 keeps exactly one tensor per layer for backward (relu's output, which the matmul also keeps), of the
@@ -59,6 +59,25 @@ def block(layers, x, scale, shift, flag):
     if shift is not None:
         x = x + shift
     return -x if flag else x
+
+
+# How a spec's block is checkpointed: `checkpoint(nn.Sequential(*layers), x)`, the plain call of a module on one
+# tensor; `checkpoint(f, x)` or `checkpoint(f, x, shift)`, f the block with the rest bound, tensor arguments
+# alone; `checkpoint(block, layers, x, scale, shift, flag)`, non-tensor arguments passed through (a list, a float,
+# None or a tensor, a bool).
+CALLS = ("module", "tensor-arguments", "non-tensors")
+
+
+def checkpointed(checkpoint_fn, spec: dict, layers, x, shift):
+    """The spec's block through `checkpoint_fn(fn, *args)`, called as spec["call"] says (CALLS)."""
+    call, scale, flag = spec.get("call", "non-tensors"), spec["scale"], spec.get("flag", False)
+    if call == "module":
+        return checkpoint_fn(torch.nn.Sequential(*layers), x)
+    if call == "tensor-arguments":
+        if shift is None:
+            return checkpoint_fn(lambda h: block(layers, h, scale, None, flag), x)
+        return checkpoint_fn(lambda h, s: block(layers, h, scale, s, flag), x, shift)
+    return checkpoint_fn(block, layers, x, scale, shift, flag)
 
 
 def _pack(t):
@@ -128,12 +147,11 @@ def _measure(forward, spec: dict, seed_offset: int = 1) -> dict:
 
 
 def block_run(checkpoint_fn, spec: dict) -> dict:
-    flag = spec.get("flag", False)
-    return _measure(lambda layers, x, shift: checkpoint_fn(block, layers, x, spec["scale"], shift, flag), spec)
+    return _measure(lambda layers, x, shift: checkpointed(checkpoint_fn, spec, layers, x, shift), spec)
 
 
 def run_checkpoint(pkg, spec: dict) -> dict:
-    """Scenario: `checkpoint(block, layers, x, scale, shift, flag)` under test, forward and backward."""
+    """Scenario: the spec's block through `checkpoint` under test (`checkpointed`), forward and backward."""
     return block_run(pkg.activation_checkpointing.checkpoint, spec)
 
 

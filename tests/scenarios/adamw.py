@@ -88,10 +88,11 @@ def trajectory(optimizer_class, spec: dict, **extra) -> dict:
                 p.grad = None if g is None else g.clone()
             optimizer.step()
     states = []
-    for p in params:
+    for p in params:  # the spec's keys, those there are, and every key's name (a test names what is missing)
         state = optimizer.state.get(p, {})
-        states.append({} if not state else {"step": int(state["step"]), "exp_avg": state["exp_avg"].detach().clone(),
-                                            "exp_avg_sq": state["exp_avg_sq"].detach().clone()})
+        kept = {key: int(state[key]) if key == "step" else state[key].detach().clone()
+                for key in ("step", "exp_avg", "exp_avg_sq") if key in state}
+        states.append({} if not state else {**kept, "keys": sorted(map(str, state))})
     return {"params": [p.detach().clone() for p in params], "state": states, "losses": losses, "calls": calls}
 
 

@@ -29,9 +29,11 @@ def module_specs(draw) -> dict:
 
 
 @st.composite
-def stack_specs(draw, extras: tuple = (None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice")) -> dict:
+def stack_specs(draw, extras: tuple = (None, "relu", "gelu", "tanh", "sigmoid", "layernorm", "slice"),
+                seqs: tuple = (0, 3)) -> dict:
     """Specs of tests/scenarios/memory.py's `build_stack`: Linear layers of distinct widths, each maybe
-    followed by one of `extras` (an activation, a LayerNorm or a slicing view; None: nothing)."""
+    followed by one of `extras` (an activation, a LayerNorm or a slicing view; None: nothing), on an input
+    with a sequence dimension of one of `seqs` (0: none; a Linear on a 3-d input saves a view of it)."""
     widths = draw(distinct_sizes(draw(st.integers(2, 5)), 2, 12))
     layers = []
     for width in widths[1:]:
@@ -40,5 +42,5 @@ def stack_specs(draw, extras: tuple = (None, "relu", "gelu", "tanh", "sigmoid", 
         if extra:
             layers.append([extra])
     return {"width": widths[0], "layers": layers, "batch": draw(st.integers(1, 5)),
-            "seq": draw(st.sampled_from([0, 3])), "dtype": draw(st.sampled_from(["float32", "float64", "bfloat16"])),
+            "seq": draw(st.sampled_from(seqs)), "dtype": draw(st.sampled_from(["float32", "float64", "bfloat16"])),
             "input_grad": draw(st.booleans()), "seed": draw(st.integers(0, 2**16))}

@@ -7,6 +7,7 @@ A spec is a dict: {"kind": "rearrange" | "reduce" | "repeat" | "einsum", "patter
 broken; the result may still be valid, e.g. an axis dropped on the right of a reduce)}.
 """
 
+import copy
 import math
 
 from hypothesis import strategies as st
@@ -150,8 +151,10 @@ def _named(groups: list) -> list:
 def einops_near_misses(draw, kind: str | None = None) -> dict:
     """A rearrange / reduce / repeat call one mistake away from a valid one: an unknown axis, a duplicate
     name, an indivisible split, two ellipses, an axis dropped on one side, a bad name, nested or
-    unbalanced parentheses, a length that is unused, missing or wrong, ... (`mutation` says which)."""
+    unbalanced parentheses, a length that is unused, missing or wrong, ... (`mutation` says which; `origin`
+    is the valid call it was made from)."""
     s = draw(_einops_structures(kind))
+    origin = _spec_from_structure(copy.deepcopy(s))
     mutation = draw(st.sampled_from(_MUTATIONS))
     left, right, lengths = s["left"], s["right"], s["lengths"]
     spec = None
@@ -228,23 +231,38 @@ def einops_near_misses(draw, kind: str | None = None) -> dict:
     elif mutation == "integer_mean":
         s["dtype"], s["reduction"] = "int64", "mean"
     spec = spec or _spec_from_structure(s, mutation)
-    spec["mutation"] = mutation
+    spec["mutation"], spec["origin"] = mutation, origin
     return spec
 
 
+OUTPUT_ORDERS = ("kept", "reordered")
+
+
+def output_order(pattern: str) -> str:
+    """"kept" where an einsum pattern's output axes ("..." among them) come in the order they first appear in
+    its inputs (or there are fewer than two), else "reordered"."""
+    inputs_text, _, output_text = pattern.partition("->")
+    seen = [a for axes in inputs_text.split(",") for a in axes.split()]
+    order = [seen.index(a) if a in seen else len(seen) for a in output_text.split()]
+    return "kept" if order == sorted(order) else "reordered"
+
+
 @st.composite
-def einsum_specs(draw, n_inputs: int | None = None) -> dict:
+def einsum_specs(draw, n_inputs: int | None = None, order: str | None = None) -> dict:
     """A valid einops.einsum call: 1-3 inputs (or `n_inputs`), multi-letter names, axes shared or not, kept or
     summed, "..." batch dimensions (summed when the output has none; broadcast, right-aligned, where inputs
-    have fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->")."""
-    n = draw(st.integers(1, 5))
+    have fewer or length 1), length-1 axes that broadcast, now and then a diagonal ("i i ->"). With `order`
+    (OUTPUT_ORDERS, `output_order`), the output axes in the order of their first appearance in the inputs, or
+    two or more of them in another order."""
+    n = draw(st.integers(2 if order == "reordered" else 1, 5))
     names = draw(st.permutations(EINOPS_AXIS_NAMES))[:n]
     sizes = dict(zip(names, draw(st.permutations(range(2, 7)))[:n], strict=True))
     n_inputs = draw(st.integers(1, 3)) if n_inputs is None else n_inputs
     batch = draw(st.lists(st.integers(1, 3), max_size=2)) if draw(st.booleans()) else None
     inputs, shapes = [], []
-    for _ in range(n_inputs):
-        axes = draw(st.permutations(names))[: draw(st.integers(1, min(3, n)))]
+    for i in range(n_inputs):
+        low = 2 if order == "reordered" and i == 0 else 1  # two axes to put in another order
+        axes = draw(st.permutations(names))[: draw(st.integers(low, max(low, min(3, n))))]
         if n_inputs == 1 and draw(st.integers(0, 3)) == 0:
             axes.insert(draw(st.integers(0, len(axes))), axes[0])  # a diagonal
         # now and then a length 1 that broadcasts against the axis' length in another input
@@ -256,10 +274,18 @@ def einsum_specs(draw, n_inputs: int | None = None) -> dict:
             shape[at:at] = [1 if draw(st.integers(0, 3)) == 0 else d for d in own]
         inputs.append(axes)
         shapes.append(shape)
-    used = sorted({a for axes in inputs for a in axes if a != _DOTS}, key=names.index)
+    seen = [a for axes in inputs for a in axes]
+    used = sorted({a for a in seen if a != _DOTS}, key=names.index)
     output = draw(st.permutations([a for a in used if draw(st.booleans())]))
-    if any(_DOTS in axes for axes in inputs) and draw(st.booleans()):
+    if order == "reordered":
+        if len(output) < 2:  # two axes kept at least, so that they can come in another order
+            output = sorted(set(output) | set(sorted(used, key=seen.index)[:2]), key=seen.index)
+        if output == sorted(output, key=seen.index):
+            output.reverse()
+    if _DOTS in seen and draw(st.booleans()):
         output.insert(draw(st.integers(0, len(output))), _DOTS)
+    if order == "kept":
+        output.sort(key=seen.index)
     pattern = ", ".join(" ".join(axes) for axes in inputs) + " -> " + " ".join(output)
     return {"kind": "einsum", "pattern": pattern, "shapes": shapes, "axes_lengths": {}, "reduction": "",
             "dtype": draw(st.sampled_from(["float32", "float64"])), "seed": draw(st.integers(0, 2**16)),
@@ -272,8 +298,10 @@ _EINSUM_MUTATIONS = ("unknown_output", "duplicate_output", "wrong_ndim", "size_m
 
 @st.composite
 def einsum_near_misses(draw) -> dict:
-    """An einsum call one mistake away from a valid one (`mutation` says which)."""
+    """An einsum call one mistake away from a valid one (`mutation` says which; `origin` is the valid call it
+    was made from)."""
     spec = draw(einsum_specs())
+    origin = copy.deepcopy(spec)
     mutation = draw(st.sampled_from(_EINSUM_MUTATIONS))
     inputs_text, output_text = spec["pattern"].split(" -> ")
     inputs = [t.split() for t in inputs_text.split(", ")]
@@ -315,7 +343,7 @@ def einsum_near_misses(draw) -> dict:
         output = ["_" + a if a == first else a for a in output]
     if mutation != "no_arrow":
         spec["pattern"] = ", ".join(" ".join(axes) for axes in inputs) + " -> " + " ".join(output)
-    spec["shapes"], spec["mutation"] = shapes, mutation
+    spec["shapes"], spec["mutation"], spec["origin"] = shapes, mutation, origin
     return spec
 
 

@@ -2,6 +2,7 @@
 
 import math
 
+from hypothesis import reject
 from hypothesis import strategies as st
 
 from tests.strategies import distinct_sizes
@@ -117,14 +118,22 @@ def view_shapes(draw, shape: tuple, infer: bool = True, wrong: bool = False) -> 
     return tuple(new)
 
 
-def _draw_dim(draw, ndim: int, sizes: tuple | None = None) -> int:
-    """A dimension of an `ndim`-d tensor, as torch accepts it (negative ones too); among those whose size
-    is in `sizes`, if given. Raises LookupError where there is none."""
+def _negative(draw, negative: bool | None, half: bool = False) -> bool:
+    """Whether to write a dimension from the end: now and then (`negative` None: a quarter of the time, or half
+    with `half`), always (True), never (False)."""
+    if negative is not None:
+        return negative
+    return draw(st.booleans()) if half else draw(st.integers(0, 3)) == 0
+
+
+def _draw_dim(draw, ndim: int, sizes: tuple | None = None, negative: bool | None = None) -> int:
+    """A dimension of an `ndim`-d tensor, as torch accepts it (negative ones too: `_negative`); among those whose
+    size is in `sizes`, if given. Raises LookupError where there is none."""
     dims = [d for d in range(ndim) if sizes is None or sizes[d] > 0]
     if not dims:
         raise LookupError("no such dimension")
     d = draw(st.sampled_from(dims))
-    return d - ndim if draw(st.integers(0, 3)) == 0 else d
+    return d - ndim if _negative(draw, negative) else d
 
 
 def _draw_bounds(draw, size: int) -> tuple:
@@ -140,44 +149,50 @@ def _draw_bounds(draw, size: int) -> tuple:
     return written(start, 0), written(stop, size)
 
 
-def _draw_op(draw, shape: tuple, name: str) -> tuple:
+def _draw_op(draw, shape: tuple, name: str, negative: bool | None = None) -> tuple:
     """One op called `name` that torch accepts on a tensor of `shape` (view may still fail on its
-    strides). Raises LookupError where `name` does not apply to that shape."""
+    strides), its dimension arguments written from the end now and then (`negative` None), always (True: for the
+    ops that take one, DIM_OPS) or never (False). Raises LookupError where `name` does not apply to that shape."""
     ndim = len(shape)
     if ndim == 0 and name in ("slice", "narrow", "select", "diagonal", "unfold", "transpose", "permute", "index"):
         raise LookupError(name)
     if name == "slice":
-        d = _draw_dim(draw, ndim)
+        d = _draw_dim(draw, ndim, negative=negative)
         return ("slice", d, *_draw_bounds(draw, shape[d]), draw(st.integers(1, 3)))
     if name == "narrow":
-        d = _draw_dim(draw, ndim)
+        d = _draw_dim(draw, ndim, negative=negative)
         start = draw(st.integers(-shape[d], shape[d]))
         room = shape[d] - (start % shape[d] if start < 0 else start)
         return ("narrow", d, start, draw(st.integers(min(1, room) if draw(st.integers(0, 5)) else 0, room)))
     if name == "select":
-        d = _draw_dim(draw, ndim, shape)
+        d = _draw_dim(draw, ndim, shape, negative)
         return ("select", d, draw(st.integers(-shape[d], shape[d] - 1)))
     if name == "diagonal":
         if ndim < 2:
             raise LookupError(name)
         d1, d2 = draw(st.permutations(range(ndim)))[:2]
-        return ("diagonal", draw(st.integers(-2, 2)), d1 - ndim if draw(st.booleans()) else d1, d2)
+        return ("diagonal", draw(st.integers(-2, 2)), d1 - ndim if _negative(draw, negative, half=True) else d1, d2)
     if name == "unfold":
-        d = _draw_dim(draw, ndim, shape)
+        d = _draw_dim(draw, ndim, shape, negative)
         return ("unfold", d, draw(st.integers(1, shape[d])), draw(st.integers(1, 3)))
     if name == "transpose":
-        return ("transpose", _draw_dim(draw, ndim), _draw_dim(draw, ndim))
+        return ("transpose", _draw_dim(draw, ndim, negative=negative), _draw_dim(draw, ndim, negative=negative))
     if name == "t":
         if ndim > 2:
             raise LookupError(name)
         return ("t",)
     if name == "permute":
-        return ("permute", tuple(d - ndim if draw(st.integers(0, 3)) == 0 else d
+        return ("permute", tuple(d - ndim if _negative(draw, negative) else d
                                  for d in draw(st.permutations(range(ndim)))))
     if name == "unsqueeze":
-        return ("unsqueeze", draw(st.integers(-ndim - 1, ndim)))
+        low, high = {None: (-ndim - 1, ndim), True: (-ndim - 1, -1), False: (0, ndim)}[negative]
+        return ("unsqueeze", draw(st.integers(low, high)))
     if name == "squeeze":
-        return ("squeeze", _draw_dim(draw, ndim)) if ndim and draw(st.booleans()) else ("squeeze",)
+        if negative:
+            return ("squeeze", _draw_dim(draw, ndim, negative=True))
+        if ndim and draw(st.booleans()):
+            return ("squeeze", _draw_dim(draw, ndim, negative=negative))
+        return ("squeeze",)
     if name == "expand":
         sizes = [draw(st.sampled_from([1, -1, 2, 3, 4])) if s == 1 else draw(st.sampled_from([s, -1])) for s in shape]
         return ("expand", tuple(draw(st.lists(st.integers(1, 3), max_size=2)) + sizes))
@@ -188,15 +203,35 @@ def _draw_op(draw, shape: tuple, name: str) -> tuple:
             return ("flatten", 0, -1)
         start = draw(st.integers(0, ndim - 1))
         end = draw(st.integers(start, ndim - 1))
-        return ("flatten", start, end - ndim if draw(st.booleans()) else end)
+        return ("flatten", start, end - ndim if _negative(draw, negative, half=True) else end)
     if name == "contiguous":
         return (name,)
     if name == "index":
-        d = _draw_dim(draw, ndim)
+        d = _draw_dim(draw, ndim, negative=negative)
         least = 1 if draw(st.integers(0, 5)) else 0
         indices = draw(st.lists(st.integers(0, shape[d] - 1), min_size=least, max_size=3)) if shape[d] else []
         return ("index", d, tuple(indices))
     raise ValueError(f"unknown op {name!r}")
+
+
+# The ops that take a dimension, which may be written from the end (-1: the last)
+DIM_OPS = ("slice", "narrow", "select", "diagonal", "unfold", "transpose", "permute", "unsqueeze", "squeeze",
+           "flatten", "index")
+
+
+@st.composite
+def single_op(draw, name: str | None) -> tuple:
+    """(layout, [op]): a layout, and one op called `name` (TENSOR_OPS) that applies to it, its dimensions
+    counted from the start; with `name` None, an op of DIM_OPS with its dimensions written from the end."""
+    layout = draw(tensor_layouts())
+    negative = name is None
+    name = name or draw(st.sampled_from(DIM_OPS))
+    if negative and not layout[0] and name != "unsqueeze":
+        reject()  # a 0-d tensor: no dimension to count from the end but unsqueeze's
+    try:
+        return layout, [_draw_op(draw, layout[0], name, negative=negative)]
+    except LookupError:
+        reject()
 
 
 @st.composite
