@@ -2,13 +2,14 @@
 tests/meta/test_mistakes.py (each mistake caught, what tests it fails, the points it costs) and
 tests/meta/test_compare.py (the mistake compare names).
 
-Each mistake is graded as `grade` grades it (`python -m tests.meta.mutation --graded`: every test of its problem
-run to its end, the differential ones too, the run scored with the gates applied, and compared as fingerprints
-compare it) under grading seed HELD_OUT_SEED, which the grading budgets (grader/grading_budget.py) were not
-calibrated on. The first xdist worker to ask grades it, for the problems the session's tests need (`-k
-<problem>`: that problem's alone); the others wait for it and read what it wrote (a file lock in the session's
-shared temporary folder).
-"""
+Each mistake is graded as `grade` grades it (`python -m tests.meta.mutation --graded`: every test of its problem run
+to its end, the differential ones too, the run scored with the gates applied, and compared as fingerprints compare
+it) under grading seed HELD_OUT_SEED, which the grading budgets (grader/grading_budget.py) were not calibrated on,
+with the `calibrate` profile: `grade`'s inputs and budgets, a failing test not shrunk (a smaller failing example
+changes what a failure says, never whether it failed; shrinking took three quarters of adamw's catalogue). The whole
+catalogue graded both ways gave the same results, mistake by mistake (2026-12). The first xdist worker to ask grades
+it, for the problems the session's tests need (`-k <problem>`: that problem's alone); the others wait for it and
+read what it wrote (a file lock in the session's shared temporary folder)."""
 
 import fcntl
 import json
@@ -39,7 +40,7 @@ def graded(problems: list[str] | None, folder: Path) -> dict[tuple[str, str], di
     with open(folder / "catalogue.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not out.exists():
-            run_mutation(["--graded", "--profile", "grade", "--grading-seed", str(HELD_OUT_SEED),
+            run_mutation(["--graded", "--profile", "calibrate", "--grading-seed", str(HELD_OUT_SEED),
                           *[f"--problem={p}" for p in problems or ()]], out)
     return {(r["problem"], r["id"]): r for r in json.loads(out.read_text())}
 

@@ -1,9 +1,9 @@
-"""Every catalogued mistake is caught by its problem's oracle tests (tests/mistakes/), as the grader runs them:
-the `grade` profile's budgets of examples (grader/grading_budget.py), under a grading seed that is none of the
-three the budgets were calibrated on; it fails tests of only the behaviours its catalogue's COSTS names (and
-those that wait for them); and, graded as `grade` grades it (every behaviour run to its end, the gates applied),
-the points it loses stay within the behaviours whose tests it fails. The catalogue is graded once for the whole
-session (tests/meta/catalogue.py, the `catalogue` fixture of tests/meta/conftest.py)."""
+"""Every catalogued mistake is caught by its problem's oracle tests (tests/mistakes/), as the grader runs them: the
+`grade` profile's budgets of examples (grader/grading_budget.py; a failure not shrunk), under a grading seed that is
+none of the three the budgets were calibrated on; it fails tests of only the behaviours its catalogue's COSTS names
+(and those that wait for them); and, graded as `grade` grades it (every behaviour run to its end, the gates
+applied), the points it loses stay within the behaviours whose tests it fails. The catalogue is graded once for the
+whole session (tests/meta/catalogue.py, the `catalogue` fixture of tests/meta/conftest.py)."""
 
 import importlib
 
