@@ -18,8 +18,8 @@
    the grader's worker (`--isolated`, no sandbox), in CPU seconds of the whole process tree: the difference is
    what the worker costs (its start, torch's import in it, the round trips, the guard);
 5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
-   the slow tier CI runs after it (`make slow`); with --record, in the README's paragraph of figures (only where
-   every phase passed).
+   the slow tier CI runs after it (`make slow`), each with where its CPU went: per test file and per fixture
+   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed).
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from grader import OFFICIAL_ROOT, registry
 from grader.harness import cgroups
+from grader.staff import ledger
 
 GRADESCOPE_MEMORY_MIB = 768e6 / 2**20  # Gradescope's default instance: 768 MB
 
@@ -141,20 +142,28 @@ CI_END = "<!-- end of make-test figures -->"
 
 
 def ci_figures(phases: dict[str, Run], slow: Run, load: float) -> str:
-    """The README's paragraph of figures: `make test` by phase, then `make slow`."""
+    """The README's paragraph of figures: `make test` by phase (wall and CPU seconds), then `make slow`."""
     wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
-    each = ", ".join(f"{phase} {run.wall:.0f} s" for phase, run in phases.items())
+    each = ", ".join(f"{phase} {run.wall:.0f} s and {run.cpu:.0f} s of CPU" for phase, run in phases.items())
     with cgroups.CpuAccount() as account:
         counted = "the whole process tree's" if account.kind else "the processes waited for only"
     return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
-            f"{counted}: `make test` {wall:.0f} s ({each}; {cpu:.0f} s of CPU), then `make slow` {slow.wall:.0f} s "
+            f"{counted}: `make test` {wall:.0f} s and {cpu:.0f} s of CPU ({each}), then `make slow` {slow.wall:.0f} s "
             f"({slow.cpu:.0f} s of CPU): {wall + slow.wall:.0f} s for CI in all.")
 
 
 def _make(target: str, logs: Path):
+    """Run `make target`, its output in a log file; print its figures, then where its CPU went (grader/staff/ledger.py:
+    per test file and per fixture)."""
+    folder = logs / f"{target}-ledger"
+    folder.mkdir()
     with open(logs / f"{target}.log", "wb") as log:
-        run = run_timed(["make", target], output=log)
-    print(f"{target:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}", flush=True)
+        run = run_timed(["make", target], env={**os.environ, **ledger.environment(folder)}, output=log)
+    print(f"{target:<12} {run.wall:6.0f} {run.cpu:6.0f} {run.code:4d}   (load {os.getloadavg()[0]:.1f} as it ended)",
+          flush=True)
+    records = ledger.read(folder)
+    if records:
+        print(ledger.tables(records, run.cpu), flush=True)
     return run
 
 
@@ -184,10 +193,10 @@ def main(argv: list[str] | None = None) -> None:
     where = ", one core" if one_core else ""
     gradings = []
 
-    def measure(what: str, modules: dict[str, str], flags: list[str] = ()) -> None:
+    def measure(what: str, modules: dict[str, str], flags: list[str] = (), once: bool = False) -> None:
         measured = grade_measured(modules, one_core, flags)
         report(what + where, measured)
-        gradings.append(figures_of(what, *measured))
+        gradings.append(figures_of(what, *measured) | ({"once": True} if once else {}))
 
     modules = {p.module: (OFFICIAL_ROOT / "reference" / f"{p.module}.py").read_text() for p in registry.PROBLEMS}
     measure("a full correct submission", modules)
@@ -198,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     modules.update({problem: planted_source(problem, [mistake]) for problem, mistake in planted.items()})
     with kept_answers_in(tempfile.mkdtemp(prefix="ra-bench-answers-")):  # empty: the first grading computes them
         measure(f"one catalogued mistake in each of {len(planted)} problems, with its fingerprints, compare's "
-                "answers computed (none kept yet)", modules)
+                "answers computed (none kept yet)", modules, once=True)
         measure("the same, compare's answers kept (by the grading before)", modules)
     measure("the same, `--no-fingerprints`", modules, ["--no-fingerprints"])
     if options.record:
@@ -274,14 +283,21 @@ CLASS, CORES = 600, 40  # the class and the cluster that docs/graders.md's Slurm
 
 
 def class_time(figures: dict) -> str:
-    """What grading a class of CLASS costs, from the CPU seconds measured: in all, and on CORES cores."""
-    cpu = [g["cpu_seconds"] for g in figures["gradings"] if g.get("cpu_seconds") is not None]
-    if not cpu:
+    """What grading a class of CLASS costs, from the CPU seconds measured: in all, and on CORES cores. A grading
+    that computed compare's answers (`once`) pays what a class pays once, not per submission: it is not a grading's
+    figure, and what it cost over the same grading with the answers kept is added once."""
+    each = [g["cpu_seconds"] for g in figures["gradings"] if g.get("cpu_seconds") is not None and not g.get("once")]
+    if not each:
         return "(no CPU seconds were counted in this measurement: no cgroup to count in)"
-    low, high = min(cpu), max(cpu)
-    return (f"A class of {CLASS} costs {CLASS * low / 3600:.1f} to {CLASS * high / 3600:.1f} CPU-hours by these "
-            f"gradings ({low:.1f} to {high:.1f} CPU seconds each): on {CORES} cores kept busy, "
-            f"{CLASS * low / CORES / 60:.0f} to {CLASS * high / CORES / 60:.0f} minutes.")
+    low, high = min(each), max(each)
+    once = [g for g in figures["gradings"] if g.get("once") and g.get("cpu_seconds") is not None]
+    kept = [g["cpu_seconds"] for g in figures["gradings"][figures["gradings"].index(once[0]) + 1:][:1]] if once else []
+    extra = max(0.0, once[0]["cpu_seconds"] - kept[0]) if once and kept else 0.0
+    first = (f", and once {extra:.1f} CPU seconds for compare's answers (the first grading that needs them "
+             "computes and keeps them)") if extra else ""
+    return (f"A class of {CLASS} costs {(CLASS * low + extra) / 3600:.1f} to {(CLASS * high + extra) / 3600:.1f} "
+            f"CPU-hours by these gradings ({low:.1f} to {high:.1f} CPU seconds each{first}): on {CORES} cores kept "
+            f"busy, {(CLASS * low + extra) / CORES / 60:.0f} to {(CLASS * high + extra) / CORES / 60:.0f} minutes.")
 
 
 def with_figures(page: str, figures: dict) -> str:

@@ -2,7 +2,8 @@
 
     python -m tests.benchmarks.mini_einops_einsum [--module reference.mini_einops] [--threads 1] [--skip-large]
 
-For each case: the best per-call time of each library (best of 5 rounds, each round long enough to time),
+For each case: the best per-call CPU time of each library (best of 5 rounds, each round long enough to time;
+CPU seconds of this process with one torch thread, so that the machine's other work does not enter the figure),
 their ratio (the issue's target: the reference within 1.5x of einops), and two memory figures per library,
 both counted in bytes of tensor storage allocated during one call:
 
@@ -35,6 +36,8 @@ import einops
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from tests.benchmarks import cpu_timer, load_line
 
 # name, pattern, input shapes
 CASES = [
@@ -99,13 +102,15 @@ def measure_memory(library, tensors, pattern) -> tuple[int, int, int]:
 
 
 def per_call_seconds(fn) -> float:
-    """Best of 5 rounds; each round runs enough calls to last about 0.1 s (one call if it is longer)."""
-    number, elapsed = 1, timeit.timeit(fn, number=1)
+    """Best of 5 rounds, in CPU seconds; each round runs enough calls to take about 0.1 s (one call if it is
+    longer)."""
+    timer = timeit.Timer(fn, timer=cpu_timer)
+    number, elapsed = 1, timer.timeit(number=1)
     while elapsed < 0.1 and number < 10**6:
         number *= 10
-        elapsed = timeit.timeit(fn, number=number)
+        elapsed = timer.timeit(number=number)
     rounds = 5 if elapsed < 2 else 2
-    return min([elapsed] + timeit.repeat(fn, number=number, repeat=rounds - 1)) / number
+    return min([elapsed] + timer.repeat(number=number, repeat=rounds - 1)) / number
 
 
 def _time(seconds: float) -> str:
@@ -119,7 +124,9 @@ def _mib(nbytes: int) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--module", default="reference.mini_einops", help="the implementation to compare")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: a shared machine)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: a shared machine; with more, a call's CPU time is every "
+                             "thread's, spinning waits included)")
     parser.add_argument("--skip-large", action="store_true", help="leave out the large case")
     parser.add_argument("--case", action="append", help="only cases whose name contains this (repeatable)")
     options = parser.parse_args(argv)
@@ -129,6 +136,7 @@ def main(argv=None) -> None:
 
     print(f"{options.module} against einops {einops.__version__} (torch {torch.__version__}, "
           f"{torch.get_num_threads()} thread(s)); memory in MiB of tensor storage per call")
+    print(load_line())
     print(f"{'case':<34}{'einops':>12}{'mini':>13}{'ratio':>10}  |{'largest e/m':>14}{'peak e/m':>15}"
           f"{'bound':>8}{'largest/bound':>15}")
     for name, pattern, shapes in CASES:

@@ -1,4 +1,5 @@
-"""Per-call time of the reference mini_einops against einops and plain torch, on small tensors.
+"""Per-call CPU time of the reference mini_einops against einops and plain torch, on small tensors (one torch
+thread; CPU seconds of this process, so that the machine's other work does not enter the figures).
 
     python -m tests.benchmarks.mini_einops_overhead [--repeats N]
 
@@ -16,6 +17,7 @@ import einops
 import torch
 
 from reference import mini_einops
+from tests.benchmarks import cpu_timer, load_line
 
 x4 = torch.randn(2, 3, 4, 6)
 x3 = torch.randn(2, 3, 8)
@@ -37,8 +39,8 @@ CASES = [
 
 
 def per_call_us(fn, repeats: int) -> float:
-    """Best of 5 timings of `repeats` calls, in microseconds per call."""
-    return min(timeit.repeat(fn, number=repeats, repeat=5)) / repeats * 1e6
+    """Best of 5 CPU timings of `repeats` calls, in microseconds per call."""
+    return min(timeit.repeat(fn, number=repeats, repeat=5, timer=cpu_timer)) / repeats * 1e6
 
 
 def main(argv=None) -> None:
@@ -55,8 +57,9 @@ def main(argv=None) -> None:
             call(library, pattern.replace(first, f"{first}{next(fresh)}"))
         return run
 
+    print(load_line())
     print(f"{'case':<24}{'torch':>9}{'einops warm':>13}{'mini warm':>11}{'ratio':>7}"
-          f"{'einops cold':>13}{'mini cold':>11}   (us per call)")
+          f"{'einops cold':>13}{'mini cold':>11}   (us of CPU per call)")
     for name, call, pattern, plain in CASES:
         torch_us = per_call_us(plain, options.repeats)
         libraries = (einops, mini_einops)

@@ -1,5 +1,6 @@
 """From mutation data to grading budgets: for each generated test, the latest example at which it caught a
-mistake, and the budget that keeps every such catch (twice that example, at least MINIMUM, at most FLOOR).
+mistake, and the budget that keeps every such catch (twice that example, at least MINIMUM, at most FLOOR); a
+generated test that caught nothing in the data (the --costs report lists every generated test) runs MINIMUM.
 
     python -m tests.meta.mutation --every-test --profile calibrate --grading-seed 1 --json catalogue.json
     python -m tests.meta.mutation --every-test --profile calibrate --grading-seed 1 --automatic --json auto.json
@@ -60,6 +61,12 @@ def propose(latest: dict[str, tuple[int, str]], ran: dict[str, int] | None = Non
     return budgets
 
 
+def caught_nothing(latest: dict[str, tuple[int, str]], ran: dict[str, int]) -> list[str]:
+    """The generated tests of the --costs report that caught no mistake nor mutant of the data, whose budget
+    is not over FLOOR (settings of their own keep theirs)."""
+    return sorted(test for test in ran if test not in latest and today(test, ran) <= grading_budget.FLOOR)
+
+
 def lost(results: list[dict], budgets: dict[str, int], ran: dict[str, int] | None = None) -> list[str]:
     """The mistakes caught today that no test would catch within `budgets` (where a test absent from `budgets`
     keeps today's), as recorded: the examples before a budget are the same whatever the budget."""
@@ -99,11 +106,14 @@ def main(argv=None) -> int:
     costs, ran = read_costs(options.costs) if options.costs else ({}, {})
     latest = latest_catches(results)
     budgets = propose(latest, ran)
+    idle = caught_nothing(latest, ran)
     if options.python:
-        for test in sorted(latest):
-            example, mistake = latest[test]
+        reasons = {test: f"{latest[test][1]} caught at example {latest[test][0]}" for test in latest}
+        reasons |= {test: "caught nothing in the data" for test in idle}
+        budgets |= {test: grading_budget.MINIMUM for test in idle}
+        for test in sorted(reasons):
             if budgets[test] != grading_budget.FLOOR:
-                print(f'    "{test}": ({budgets[test]}, "{mistake} caught at example {example}"),')
+                print(f'    "{test}": ({budgets[test]}, "{reasons[test]}"),')
         return 0
     saved_total = 0.0
     print(f"{'test':<62} {'today':>5} {'latest':>6} {'budget':>6} {'saved':>6}  latest catch")
@@ -116,9 +126,9 @@ def main(argv=None) -> int:
     missed = lost(results, budgets, ran)
     print(f"{len(results)} mistakes, {caught} caught; lost under the proposed budgets: {missed or 'none'}")
     if costs:
-        uncalibrated = sorted(set(costs) - set(latest))
-        print(f"saved per grading, as measured: {saved_total:.1f} s; generated tests that caught nothing (today's "
-              f"budget kept): {', '.join(uncalibrated) or 'none'}")
+        saved_total += sum(costs.get(test, 0.0) * (today(test, ran) - grading_budget.MINIMUM) for test in idle)
+        print(f"saved per grading, as measured: {saved_total:.1f} s; generated tests that caught nothing (MINIMUM "
+              f"proposed): {', '.join(idle) or 'none'}")
     return 0
 
 

@@ -5,6 +5,8 @@ The hostile corpus is a class per sandbox mode: its two gradings run side by sid
 
 - The costliest files and classes are handed out first (COSTLIEST_FIRST, then the rest in the order collected;
   `--no-loadscope-reorder` keeps that order), so that no worker starts a long one as the others finish.
+- The catalogue of mistakes is graded once per session (`catalogue`, tests/meta/catalogue.py), whichever worker
+  asks first, and read by every meta-test of it.
 - Each xdist worker's gradings take their sandbox uids from a range of their own: a test that checks what its
   gradings' uids left behind (processes, files, IPC objects) sees only its own.
 - A meta-test's time limit (pytest-timeout's `timeout`) is CPU seconds of its process tree, with a wall-clock
@@ -17,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from grader.harness import uids
+from tests.meta import catalogue as catalogue_of_mistakes
 from tests.meta import processes
+from tests.meta.suite import problems_selected
 
 # The longest first, ordered by what `make test` and `make slow` print (--durations=20): the corpus in each mode,
 # then the grader's own tests, the catalogue of mistakes, the Gradescope image.
@@ -52,3 +56,11 @@ def pytest_timeout_set_timer(item, settings):
         return None  # pytest-timeout's own (a graded test's: grader/harness/time_limit.py)
     processes.set_cpu_timer(item, settings.timeout)
     return True
+
+
+@pytest.fixture(scope="session")
+def catalogue(request, tmp_path_factory) -> dict[tuple[str, str], dict]:
+    """Every catalogued mistake, graded as `grade` grades it (tests/meta/catalogue.py), once for the session:
+    (problem, mistake id) -> its result. `-k <problem>`: that problem's mistakes alone."""
+    return catalogue_of_mistakes.graded(problems_selected(request, "catalogue"),
+                                        catalogue_of_mistakes.shared_folder(tmp_path_factory))

@@ -2,11 +2,13 @@
 
     python -m tests.meta.mutation                 # every problem's catalog, a table
     python -m tests.meta.mutation --problem flops
-    python -m tests.meta.mutation --json FILE     # for tests/meta/test_mistakes.py
+    python -m tests.meta.mutation --json FILE     # the results as JSON
     python -m tests.meta.mutation --profile grade --grading-seed 7   # under a grading seed, as the grader runs
+    python -m tests.meta.mutation --graded --profile grade --grading-seed 11   # graded as `grade` grades (below)
     python -m tests.meta.mutation --automatic --sample 300   # automatic mutants (tests/mistakes/automatic.py)
     python -m tests.meta.mutation --differential --every-test   # the differential tests' data, for their budgets
     python -m tests.meta.mutation --every-test --profile grade --costs   # each catalogue's COSTS, as observed
+    python -m tests.meta.mutation --nonsense --json FILE   # the nonsense, scored (tests/meta/test_nonsense.py)
 
 Each caught mistake also records `examples`: the catching test's first failing example, counted from 1 (its
 explicit examples included; 0 for a test that is not generated). Over several grading seeds, that is the data
@@ -14,7 +16,21 @@ the grading budget of examples is calibrated from (grader/harness/plugin.py).
 
 A mistake is caught when the problem's tests, without the differential ones (the student release's
 tests must catch it on their own), fail with the mistake swapped into the reference. All runs share one
-process (pytest.main in a loop), so torch is imported once.
+process (pytest.main in a loop), so torch is imported once; and since every run draws the same examples,
+hypothesis draws them once (tests/meta/replay.py) and the oracles answer each question once
+(tests/meta/answers.py), which changes no result (`--fresh`: every run anew, to check that).
+
+`--graded` is the catalogue as tests/meta/catalogue.py shares it with the meta-tests: every test of the
+problem runs to its end, the differential ones too (the mistake in the package under test, the reference they
+compare with untouched), as `grade` runs them; the run is scored as `grade` scores it (grader/scoring.py, its
+gates applied), each behaviour's points, what it earned and how many of its tests failed (`behaviours`); and a
+mistake of functions compare can call is compared as grading fingerprints it (`named`: the catalogued mistakes
+compare names). `caught` and `failed` stay those of the tests without the differential ones.
+
+`--nonsense` runs tests/mistakes/nonsense.py's implementations instead, as the student release runs them (no
+differential test) under the `nonsense` profile (the `mutation` profile's examples, a failure not shrunk: a
+smaller failing example changes what a failure says, never whether the test failed), each scored as the
+catalogue is (`behaviours`, and `score`: the problem's).
 """
 
 import argparse
@@ -26,15 +42,25 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, settings
 
-from grader.harness.report import read_test_records
-from grader.registry import PROBLEMS
+from grader import profiles, scoring
+from grader.registry import BY_ID, PROBLEMS
+from grader.runner import RunResult, read_report
+from tests.meta.answers import keep_oracle_answers
+from tests.meta.replay import ReplayExamples
 from tests.mistakes import automatic, behaviours_of, catalog, find_mistake, returning
+from tests.mistakes.nonsense import nonsense
 
 ROOT = Path(__file__).resolve().parents[2]
+NONSENSE_PROFILE = "nonsense"  # the mutation profile's examples; a failing test is not shrunk
+settings.register_profile(NONSENSE_PROFILE, settings.get_profile("mutation"),
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+assert NONSENSE_PROFILE not in profiles.GRADING_PROFILES
 
 
 class NamingTestsFirst:
@@ -98,30 +124,91 @@ class StopAtTimeout:
 
 
 def run_mistake(mistake, profile: str, grading_seed: int | None = None, naming_first: bool = False,
-                every_test: bool = False, differential: bool = False) -> dict:
+                every_test: bool = False, differential: bool = False, graded: bool = False, plugins=(),
+                scored: bool = False) -> dict:
     """Run the problem's oracle tests (with `differential`, its differential tests instead) on the reference
     with `mistake` swapped in; stop at the first failure (with `naming_first`, the tests that name a function
     it replaces run first: NamingTestsFirst), or with `every_test` run them all and record where each failing
-    one first failed (`failed`: test -> example)."""
+    one first failed (`failed`: test -> example). With `graded`, every test of the problem, scored as `grade`
+    scores it (`behaviours`: the module docstring); with `scored`, the tests run (every one) scored alike, and
+    the problem's `score`. `plugins`: pytest's, for this run (`shared_work`).
+    `cpu_seconds`: what the run took of this process's CPU."""
+    every_test = every_test or graded or scored
+    selection = mistake.problem if graded else f"{mistake.problem} and {'' if differential else 'not '}differential"
+    start = time.process_time()
     with tempfile.NamedTemporaryFile(suffix=".jsonl") as report:
         args = [f"tests/test_{mistake.problem}.py", "--impl", "reference",
-                "--mutant", f"{mistake.problem}:{mistake.id}",
-                "-m", f"{mistake.problem} and {'' if differential else 'not '}differential",
+                "--mutant", f"{mistake.problem}:{mistake.id}", "-m", selection,
                 *(["--all-failures"] if every_test else ["-x"]),
                 "-q", "--tb=no", "--no-header",
                 f"--hypothesis-profile={profile}", f"--report={report.name}", f"--rootdir={ROOT}"]
         if grading_seed is not None:
             args.append(f"--grading-seed={grading_seed}")
         with contextlib.redirect_stdout(io.StringIO()):
-            code = pytest.main(args, plugins=[StopAtTimeout(), *[NamingTestsFirst(mistake)] * naming_first])
-        records = read_test_records(report.name)
-    failed = [r for r in records if r["outcome"] == "failed"]
-    return {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
-            "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),
-            "caught_by": failed[0]["nodeid"].split("::")[-1] if failed else None,
-            "examples": failed[0].get("first_failing_example", 0) if failed else None,
-            **({"failed": {r["nodeid"].split("::")[-1]: r.get("first_failing_example", 0) for r in failed}}
-               if every_test else {})}
+            code = pytest.main(args, plugins=[StopAtTimeout(), *[NamingTestsFirst(mistake)] * naming_first, *plugins])
+        run = RunResult(exit_code=int(code))
+        read_report(Path(report.name), run)
+    records = list(run.records.values())
+    failed = [r for r in records if r["outcome"] == "failed" and not (graded and r["differential"])]
+    result = {"problem": mistake.problem, "id": mistake.id, "description": mistake.description,
+              "caught": code == pytest.ExitCode.TESTS_FAILED and bool(failed), "exit_code": int(code),
+              "caught_by": failed[0]["nodeid"].split("::")[-1] if failed else None,
+              "examples": failed[0].get("first_failing_example", 0) if failed else None}
+    if every_test:
+        result["failed"] = {r["nodeid"].split("::")[-1]: r.get("first_failing_example", 0) for r in failed}
+    if graded:
+        result["differential_failed"] = {r["nodeid"].split("::")[-1]: r.get("first_failing_example", 0)
+                                         for r in records if r["outcome"] == "failed" and r["differential"]}
+    if graded or scored:
+        result["behaviours"] = graded_behaviours(run, mistake.problem)
+        result["score"] = sum(b["score"] for b in result["behaviours"].values())
+        result["report_faults"] = run.report_faults
+    result["cpu_seconds"] = round(time.process_time() - start, 2)
+    return result
+
+
+def shared_work() -> list:
+    """What the runs of this process share (the module docstring): the pytest plugins that replay the examples
+    drawn before, and the oracles' answers kept (tests/meta/answers.py)."""
+    keep_oracle_answers()
+    return [ReplayExamples()]
+
+
+def graded_behaviours(run: RunResult, problem: str) -> dict[str, dict]:
+    """Each behaviour of `problem` that ran, scored as `grade` scores the run (grader/scoring.py, its gates
+    applied): its points, what it earned, and how many of its tests failed."""
+    scores = scoring.score_run(run, [BY_ID[problem]])
+    return {b.name: {"points": b.points, "score": b.score, "failed": sum(not t.passed for t in b.tests)}
+            for p in scores for b in p.behaviours}
+
+
+def compare_names(mistake, comparer) -> list[str] | None:
+    """The catalogued mistakes that compare names for a submission that makes `mistake`, as grading fingerprints
+    it (until_unmatched: a function stops once no mistake can match it); None for a mistake of functions compare
+    cannot call with plain inputs (grader/fingerprints/inputs.py NOT_COMPARABLE)."""
+    from grader.fingerprints.comparer import Compared
+    from grader.harness.local import LocalPackage
+
+    if not set(mistake.replaces) <= comparable_names(mistake.problem):
+        return None
+    student = LocalPackage("reference", {f"{mistake.problem}.{n}": v for n, v in mistake.replaces.items()})
+    report = comparer.compare(student, [mistake.problem], set(mistake.replaces), until_unmatched=True)
+    return sorted({m.id for f in report.problems[0].functions if isinstance(f, Compared) for m in f.matches})
+
+
+def comparable_names(problem: str) -> set[str]:
+    """The public names of `problem` that compare calls with inputs of its own."""
+    from grader.fingerprints import inputs
+
+    return {n for e in inputs.entries(problem) for n in e.names}
+
+
+def comparer_of(problems: list[str]):
+    """compare's Comparer of the problems it has inputs for among `problems`: their inputs and the reference's
+    and the catalogue's answers, kept between runs (grader/fingerprints/cache.py), computed where none are."""
+    from grader.fingerprints import Comparer, compare_inputs_problems
+
+    return Comparer([p for p in compare_inputs_problems() if p in problems])
 
 
 def costs_text(results: list[dict], width: int = 120) -> str:
@@ -159,8 +246,9 @@ def _in_parallel(options, problems: list[str]) -> list[dict]:
             command = [sys.executable, "-m", "tests.meta.mutation", "--jobs", "1", "--shard", f"{k}/{options.jobs}",
                        "--profile", options.profile, *_seed_option(options), "--json", str(out),
                        *_automatic_options(options), *["--every-test"] * options.every_test,
-                       *(["--rerun", options.rerun] if options.rerun else []),
+                       *(["--rerun", options.rerun] if options.rerun else []), *["--graded"] * options.graded,
                        *["--naming-first"] * options.naming_first, *["--differential"] * options.differential,
+                       *["--fresh"] * options.fresh, *["--nonsense"] * options.nonsense,
                        *[f"--problem={p}" for p in problems]]
             children.append((subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL), out))
         results = []
@@ -178,6 +266,8 @@ def _automatic_options(options) -> list[str]:
 
 
 def _mistakes(options, problems: list[str]) -> list:
+    if options.nonsense:
+        return [m for p in problems if (ROOT / BY_ID[p].test_file).exists() for m in nonsense(p)]
     if options.rerun:
         wanted = {(r["problem"], r["id"]) for r in json.loads(Path(options.rerun).read_text())}
         mutants = {(m.problem, m.id): m for p in {p for p, _ in wanted} for m in automatic.automatic(p)}
@@ -215,23 +305,42 @@ def main(argv=None) -> int:
     parser.add_argument("--differential", action="store_true",
                         help="the differential tests alone (the mistake is in the package under test, the reference "
                              "they compare with is not): budget data for them, not the catalogue's verdicts")
+    parser.add_argument("--graded", action="store_true",
+                        help="every test, the differential ones too, scored as `grade` scores it, and compared as "
+                             "grading fingerprints it: the catalogue the meta-tests share (tests/meta/catalogue.py)")
+    parser.add_argument("--nonsense", action="store_true",
+                        help="tests/mistakes/nonsense.py's implementations instead of the catalogue, each scored as "
+                             "the student release's tests score it (tests/meta/test_nonsense.py)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="every run draws its examples and asks the oracles anew (by default hypothesis draws a "
+                             "test's examples once and the oracles answer a question once: tests/meta/replay.py and "
+                             "answers.py); the same results, slower: what checks that sharing them changes nothing")
     parser.add_argument("--costs", action="store_true",
                         help="with --every-test: print each problem's COSTS (tests/mistakes/__init__.py), the "
                              "behaviours each mistake failed a test of, to review and paste into its catalogue")
     parser.add_argument("--shard", default="0/1", help=argparse.SUPPRESS)  # K/N: this process runs every N-th
     options = parser.parse_args(argv)
     problems = options.problem or [p.id for p in PROBLEMS]
+    if options.nonsense:
+        options.profile, options.every_test = NONSENSE_PROFILE, True
     mistakes = _mistakes(options, problems)
     if options.jobs > 1:
         expected = mistakes
+        if options.graded:  # compare's answers computed here once, where none are kept, not by each child
+            comparer_of(problems)
         results = _in_parallel(options, problems)
     else:
         k, n = map(int, options.shard.split("/"))
         expected = mistakes[k::n]
+        plugins = [] if options.fresh else shared_work()
+        comparer = comparer_of(problems) if options.graded else None
         results = []
         for m in expected:
             results.append(run_mistake(m, options.profile, options.grading_seed, options.naming_first,
-                                       options.every_test, options.differential))
+                                       options.every_test, options.differential, options.graded, plugins,
+                                       scored=options.nonsense))
+            if comparer is not None:
+                results[-1]["named"] = compare_names(m, comparer)
             if options.json:  # as it goes: a run stopped half-way keeps what it found
                 Path(options.json).write_text(json.dumps(results, indent=1))
     ran = {(r["problem"], r["id"]) for r in results}
@@ -246,7 +355,7 @@ def main(argv=None) -> int:
         print(costs_text(results))
     if options.json:
         Path(options.json).write_text(json.dumps(results, indent=1))
-    return 0 if options.automatic or all(r["caught"] for r in results) else 1
+    return 0 if options.automatic or options.nonsense or all(r["caught"] for r in results) else 1
 
 
 if __name__ == "__main__":

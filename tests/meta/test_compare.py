@@ -2,8 +2,9 @@
 submission makes.
 
 Each catalogued mistake of a comparable function is swapped into the reference (the mutation machinery:
-`LocalPackage` overrides, as `pytest --mutant` does) and compared, in this process, with the same inputs
-the command draws; compare must name it among the matches of the function it replaces. The mistakes that
+`LocalPackage` overrides, as `pytest --mutant` does) and compared with the same inputs the command draws, as
+grading fingerprints it, when the catalogue is graded for the session (tests/meta/catalogue.py); compare must
+name it among the matches of the function it replaces. The mistakes that
 no comparison of answers can tell from the reference or from another mistake are listed, with the reason,
 in UNFINGERPRINTABLE; those of functions compare cannot call with plain inputs are in
 grader/fingerprints/inputs.py's NOT_COMPARABLE.
@@ -22,7 +23,8 @@ from grader.fingerprints import comparer as compare
 from grader.fingerprints import inputs as compare_inputs
 from grader.harness.local import LocalPackage
 from grader.registry import PROBLEMS
-from tests.meta.suite import ROOT, SAMPLE, grader_env, problems_selected
+from tests.meta.mutation import comparable_names
+from tests.meta.suite import ROOT, SAMPLE, grader_env
 from tests.mistakes import catalog, returning
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(900)]
@@ -43,10 +45,6 @@ UNFINGERPRINTABLE = {  # "problem:mistake" -> why its answers cannot name it
 EXAMPLES = compare.EXAMPLES
 
 
-def comparable_names(problem: str) -> set:
-    return {n for e in compare_inputs.entries(problem) for n in e.names}
-
-
 MISTAKES = [m for p in PROBLEMS for m in returning(catalog(p.id)) if set(m.replaces) <= comparable_names(p.id)]
 
 
@@ -56,17 +54,11 @@ def comparer():
 
 
 @pytest.fixture(scope="module")
-def fingerprints(request, comparer) -> dict:
+def fingerprints(catalogue) -> dict:
     """"problem:mistake" -> the ids compare names for the submission that makes it, as grading fingerprints
-    (until_unmatched: a function stops once no mistake can match it); `-k <problem>`: that problem's alone."""
-    named = {}
-    only = problems_selected(request, "fingerprints")
-    for mistake in (m for m in MISTAKES if only is None or m.problem in only):
-        student = LocalPackage("reference", {f"{mistake.problem}.{n}": v for n, v in mistake.replaces.items()})
-        report = comparer.compare(student, [mistake.problem], set(mistake.replaces), until_unmatched=True)
-        named[f"{mistake.problem}:{mistake.id}"] = {m.id for f in report.problems[0].functions
-                                                    if isinstance(f, compare.Compared) for m in f.matches}
-    return named
+    (tests/meta/mutation.py compare_names), from the catalogue graded for the session; `-k <problem>`: that
+    problem's alone."""
+    return {f"{p}:{i}": set(result["named"]) for (p, i), result in catalogue.items() if result["named"] is not None}
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.problem}:{m.id}")
