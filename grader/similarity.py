@@ -69,8 +69,9 @@ class ModuleDigest:
         return cls(winnowed, [tuple(s) for s in data["statements"]])
 
 
-def module_digest(module: str, text: str) -> dict:
-    """The similarity digest of the submitted `module`'s source `text` (as plain data, for JSON)."""
+def module_digest(module: str, text: bytes | str) -> dict:
+    """The similarity digest of the submitted `module`'s source `text` (as plain data, for JSON), read as the copy
+    check reads it (grader/normalised.py: what runs, with the lines it stands on in the source)."""
     tokens = copycheck.normalise(text)
     stub, given = _given(module, text)
     winnowed = [[position, h, tokens.first[position], tokens.last[position + copycheck.K - 1]]
@@ -79,7 +80,7 @@ def module_digest(module: str, text: str) -> dict:
     return {"winnowed": winnowed, "statements": statements}
 
 
-def _given(module: str, text: str) -> tuple[frozenset[int], frozenset[int]]:
+def _given(module: str, text: bytes | str) -> tuple[frozenset[int], frozenset[int]]:
     """The stub's k-grams and statements, as the stub reads and as it reads within the submitted `text`: code that
     binds a name the stub uses (a builtin), or does not parse (every name is then one token), reads the stub's
     code otherwise, which two submissions alike in that would otherwise share."""
@@ -87,7 +88,7 @@ def _given(module: str, text: str) -> tuple[frozenset[int], frozenset[int]]:
     stub = copycheck.stub_source(module)
     if stub is None:
         return kgrams, statements
-    tokens = copycheck.normalise(stub.decode("utf-8", errors="replace"), names_of=text)
+    tokens = copycheck.normalise(stub, names_of=text)
     return kgrams | frozenset(copycheck.kgrams(tokens)), statements | frozenset(copycheck.statement_hashes(tokens))
 
 
@@ -98,7 +99,7 @@ def digest(modules: dict[str, bytes]) -> dict[str, dict]:
     for name, source in modules.items():
         if len(source) > copycheck.MAX_BYTES or source == copycheck.stub_source(name):
             continue
-        found[name] = module_digest(name, source.decode("utf-8", errors="replace"))
+        found[name] = module_digest(name, source)
     return found
 
 
