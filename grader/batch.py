@@ -19,7 +19,7 @@ import uuid
 from dataclasses import asdict
 from pathlib import Path
 
-from grader import cluster, registry, similarity
+from grader import analysis, cluster, registry, similarity
 from grader.grading import Graded, printable, write_atomically
 from grader.harness.sandbox import Layers
 from grader.matches import Matches
@@ -95,7 +95,8 @@ def batch(folder: Path, out: Path, limits: Limits, problems: list[str] | None, j
 
     command_started = time.monotonic()
     submissions = submissions_in(folder)
-    past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
+    past = similarity.base_digests(similarity_base, analysis.digests) if similarity_base else {}  # a bad one fails
+    # before grading; each read in its analysis's box (grader/analysis.py)
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in layers.active and "namespaces" not in layers.active:
         import os

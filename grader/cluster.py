@@ -245,8 +245,8 @@ def cpu_share(shares: int | None):
 def grade_task(job: dict) -> str:
     """Grade one packed submission on this worker (grader.grading.grade_submission, in its sandbox, within its
     limits) and return, as JSON: name, status, seconds, scores (the ProblemScore data), fingerprints, similarity
-    (its `similarity_digest`), results (results.json's text), operator (the grader's lines for the operator),
-    worker, or only `refused` and worker.
+    (its similarity digest, grader/similarity.py, from its analysis: None where that was cut off), results
+    (results.json's text), operator (the grader's lines for the operator), worker, or only `refused` and worker.
     `job`: name, data (bytes), problems, limits, sandbox (mode), fingerprints, official, secret_check,
     secret_file, batch (an id for the start events), and where only some problems are graded again, kept (the
     others' scores and fingerprints, grade_submission's `kept`)."""
@@ -278,24 +278,12 @@ def grade_task(job: dict) -> str:
                                       shared, share, operator=operator, kept=job.get("kept"))
         # the student reads the submission's name, not this worker's temporary folder
         results = Path(tmp, "out", "results.json").read_text().replace(tmp + os.sep, "")
-        digest = similarity_digest(path)
+        digest = graded.digest  # computed in its analysis's box (grader/analysis.py)
     found = graded.fingerprints and graded.fingerprints.data()
     return json.dumps({"name": job["name"], "status": graded.status, "seconds": graded.seconds,
                        "scores": [asdict(p) for p in graded.scores], "fingerprints": found,
                        "untouched": sorted(graded.untouched), "similarity": digest,
                        "results": results, "operator": operator, "worker": address}, default=str)
-
-
-def similarity_digest(submission: Path) -> dict | None:
-    """The submission's similarity digest (grader/similarity.py: its modules' winnowed hashes and lines, never its
-    source), for the comparison between students where the results are gathered; None where it cannot be read."""
-    from grader import similarity
-    from grader.submission import SubmissionError, read_modules
-
-    try:
-        return similarity.digest(read_modules(submission))
-    except (SubmissionError, OSError, ValueError):
-        return None
 
 
 def descriptions_task(problems: list[str], mode: str, limits: dict) -> dict:

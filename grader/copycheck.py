@@ -363,7 +363,7 @@ PAYLOAD_CHARACTERS = 5000
 LONG_NUMBER = 20  # digits: a number this long is data, wherever it stands
 DECODED_FROM = 256  # characters: a literal this long (or all of a module's strings joined, or its numbers as bytes)
 DECODED_BYTES = MAX_BYTES  # is decoded, each decoding giving at most this much ...
-DECODINGS = 24  # ... and this many decodings of a module checked at most
+DECODINGS = 12  # ... and this many decodings of a module checked at most
 SOURCE_READERS = ("builtins.open", "builtins.__import__", "builtins.globals", "builtins.vars", "builtins.compile",
                   "builtins.exec", "builtins.eval", "io", "os", "pathlib", "inspect", "linecache", "traceback",
                   "tokenize", "importlib", "pkgutil", "runpy", "zipimport", "codecs", "glob", "sys.modules",

@@ -12,13 +12,13 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import copycheck, fingerprints, has_reference, messages, registry, scoring
+from grader import fingerprints, has_reference, messages, registry, scoring
+from grader.analysis import Analysis
 from grader.harness.sandbox import Layers
 from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
 from grader.scoring import ProblemScore, known_mistakes, results_json, score_run, table
-from grader.seed import grading_seed
-from grader.sources import compile_errors, not_started
+from grader.seed import seed_of
 from grader.submission import SubmissionError, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
@@ -36,6 +36,7 @@ class Graded:
     seconds: float
     fingerprints: Matches | None = None  # the catalogued mistakes its functions match, where they ran
     untouched: frozenset[str] = frozenset()  # problems left as the stub (sources.not_started): not started
+    digest: dict | None = None  # its similarity digest (grader/similarity.py), where its analysis finished
 
 
 # kept from the time limit for what follows the tests, and then the fingerprints: a sandbox's teardown (which waits
@@ -78,6 +79,8 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     lead: list[str] = []
     found = None
     run = None
+    analysis = None
+    digest = None
     try:
         with in_sandbox(submission, layers, limits.submission_seconds, limits.worker_memory_mb,
                         cpu_share.memory_parent if cpu_share else None) as (box, workspace):
@@ -85,9 +88,12 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
             if not has_reference():  # the student release: the differential tests would only skip
                 markers = f"({markers}) and not differential" if markers else "not differential"
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            untouched = frozenset(name for name, source in modules.items() if not_started(source))
-            broken = compile_errors({name: modules[name] for name in workspace.taken})
-            seed = None if secret is None else grading_seed(secret, modules)
+            analysis = Analysis(modules)  # in a box of its own, beside the tests (grader/analysis.py)
+            analysed_by = start + limits.submission_seconds - reserved(limits.submission_seconds)
+            started = analysis.start(analysed_by)
+            untouched = frozenset(started["untouched"])
+            broken = {name: line for name, line in started["broken"].items() if name in workspace.taken}
+            seed = None if secret is None else seed_of(secret, started["behaviour"] or modules)
             run = run_tests(workspace.root, limits, markers=markers, sandbox=box.spec(), seed=seed,
                             seconds=limits.submission_seconds - reserved(limits.submission_seconds)
                             - (time.monotonic() - start),
@@ -119,12 +125,15 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                 notes.append(messages.LOCAL_TESTS_ONLY)
             elif secret is None:
                 notes.append(messages.LOCAL_MODE)
-            evidence = run.evidence  # one line per distinct report (grader/runner.py)
-            evidence = evidence + copycheck.evidence(modules)  # copies of an oracle or of the reference
+            copies = analysis.copies(analysed_by)  # copies of an oracle or of the reference, data carried in
+            digest = copies["digest"]
+            evidence = run.evidence + copies["evidence"]  # one line per distinct report (grader/runner.py)
             if evidence:
                 status = "review"
                 copied = [line for line in evidence if line.startswith("[copy] ")]
-                notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW] * (len(copied) < len(evidence))
+                unanalysed = [line for line in evidence if line.startswith("[analysis] ")]
+                notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW_UNANALYSED] * bool(unanalysed) + \
+                    [messages.REVIEW] * (len(copied) + len(unanalysed) < len(evidence))
                 operator += ["flagged for review: " + line for line in evidence]
             if run.timed_out:
                 notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
@@ -147,6 +156,9 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
         notes.append(messages.GRADER_FAILED)
         operator.append(traceback.format_exc())
         status = "error"
+    finally:
+        if analysis is not None:
+            analysis.close()
     known = known_mistakes(found)
     sections = dict(lead=lead, missing=missing, broken=broken)
     text = table(scores, notes, untouched, known, **sections)
@@ -157,7 +169,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
                                                   per_problem=figures_per_problem(run)), indent=1))
     for line in operator if to_print else ():
         print(f"resource-grader [{submission}]: {printable(line)}", file=sys.stderr)
-    return Graded(submission, scores, text, status, seconds, found, untouched)
+    return Graded(submission, scores, text, status, seconds, found, untouched, digest)
 
 
 def _beside(graded: list[ProblemScore], kept: list[ProblemScore]) -> list[ProblemScore]:

@@ -103,17 +103,19 @@ def digest(modules: dict[str, bytes]) -> dict[str, dict]:
     return found
 
 
-def base_digests(folder: Path) -> dict[str, dict]:
+def base_digests(folder: Path, digest_of=None) -> dict[str, dict]:
     """The digests of a base's submissions (`--similarity-base`: each sub-folder or .zip of `folder`, found as a
-    submission is): name -> `digest`. Raises SubmissionError, saying what is wrong, where `folder` is not a folder
-    or none of it holds a problem module."""
+    submission is): name -> `digest_of(modules)` (default `digest`; batch's: grader/analysis.py `digests`, in a
+    box, a submission whose analysis is cut off left out). Raises SubmissionError, saying what is wrong, where
+    `folder` is not a folder or none of it holds a problem module."""
+    digest_of = digest_of or digest
     if not folder.is_dir():
         raise SubmissionError(f"--similarity-base {folder}: no such folder (past years' submissions or known "
                               "solutions, each a sub-folder or a .zip)")
     found = {}
     for entry in sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip"):
         try:
-            found[entry.name] = digest(read_modules(entry))
+            found[entry.name] = digest_of(read_modules(entry)) or {}
         except (SubmissionError, OSError, ValueError) as exc:
             raise SubmissionError(f"--similarity-base {folder}: {entry.name} cannot be read ({exc})") from exc
     if not any(found.values()):

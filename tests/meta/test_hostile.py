@@ -29,7 +29,7 @@ from grader.fingerprints import cache as answers_cache
 from grader.harness import sandbox, seccomp, uids
 from grader.registry import BY_ID
 from grader.sources import not_started
-from tests.meta import rewrites
+from tests.meta import bombs, rewrites
 from tests.meta.suite import ROOT, grader_env
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -154,7 +154,7 @@ def case_source(case: str, listener: str) -> str:
         attack = attack.replace('"__ENCODED_ORACLE__"', repr(base64.b85encode(zlib.compress(oracle)).decode()))
     if "# __PADDED_ORACLE__" in attack:
         attack = attack.replace("# __PADDED_ORACLE__", rewrites.padded(rewrites.pasted_part("flops")))
-    return (ROOT / "assignment" / "flops.py").read_text() + "\n\n# -- the attack --\n" + attack
+    return bombs.case((ROOT / "assignment" / "flops.py").read_text(), attack)  # its bombs made (tests/meta/bombs.py)
 
 
 def build_corpus(folder: Path, listener: str) -> None:

@@ -125,6 +125,7 @@ FLOORS = [
     ("the trust boundary", ["grader/harness"]),
     ("grading", ["grader/runner.py", "grader/cpushare.py", "grader/submission.py", "grader/scoring.py",
                  "grader/normalised.py", "grader/reach.py", "grader/copycheck.py", "grader/similarity.py",
+                 "grader/analysis.py",
                  "grader/fingerprints", "grader/grading.py",
                  "grader/classreport.py"]),
     ("commands", ["grader/batch.py", "grader/cluster.py", "grader/cli.py", "grader/gradescope.py",
@@ -135,6 +136,7 @@ FLOORS = [
 # other computed imports load the code under test, its scenarios, or torch's own modules, never the grader's.
 COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of cli.STAFF_COMMANDS",
                     "grader/harness/worker.py": "the package under test and its scenarios",
+                    "grader/harness/box.py": "the analysis it boxes (grader/analysis.py)",
                     "grader/harness/local.py": "the package under test", "grader/harness/guard.py": "torch's modules",
                     "grader/harness/front_end.py": "torch's compiler front end"}
 
