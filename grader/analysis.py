@@ -88,11 +88,22 @@ def prepare(request: dict) -> None:
     import base64  # noqa: F401, F811 - the analyses' own imports, done while files may still be opened
     import binascii  # noqa: F401
     import bz2  # noqa: F401
+    import codecs
+    import io
     import lzma  # noqa: F401
+    import tokenize
+    import unicodedata  # noqa: F401 - what the parser imports for \N{...} escapes and non-ASCII names
     import zipfile  # noqa: F401
 
     from grader import copycheck, reach, registry, seed, similarity, sources  # noqa: F401
 
+    for codec in ("utf-8", "utf-8-sig", "latin-1", "ascii", "unicode_escape", "raw_unicode_escape"):
+        codecs.lookup(codec)
+    for text in request["modules"].values():  # the codec each module declares, which decoding it imports
+        try:
+            codecs.lookup(tokenize.detect_encoding(io.BytesIO(base64.b64decode(text)).readline)[0])
+        except (SyntaxError, LookupError, ValueError):
+            pass  # read as UTF-8 (grader/normalised.py read_source)
     for module in request["modules"]:
         problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
         if problem is None:

@@ -40,6 +40,24 @@ def test_the_box_answers_what_the_analyses_compute():
     assert json.loads(json.dumps(similarity.digest(modules))) == copies["digest"]
 
 
+def test_the_box_reads_what_python_reads():
+    """Whatever the parser imports as it reads (a codec a module declares, the Unicode database for \\N{...} and
+    non-ASCII names) is there in the box: the box reads a module as the grader's own process would."""
+    reference = (ROOT / "reference" / "flops.py").read_text()
+    extra = "\n_CAFÉ = 'caf\\N{LATIN SMALL LETTER E WITH ACUTE}'\nπ = 3.14159\n"
+    modules = {"flops": ("# -*- coding: latin-1 -*-\n" + reference + extra.replace("π", "pi")).encode("latin-1"),
+               "adamw": b"\xef\xbb\xbf" + (ROOT / "reference" / "adamw.py").read_bytes().replace(b"\n", b"\r"),
+               "memory": ((ROOT / "reference" / "memory.py").read_text() + extra).encode("utf-8")}
+    boxed = analysis.Analysis(modules)
+    try:
+        started = boxed.start(time.monotonic() + 120)
+        copies = boxed.copies(time.monotonic() + 120)
+    finally:
+        boxed.close()
+    assert boxed.cut is None and started["broken"] == {}, (boxed.cut, started["broken"])
+    assert copies["evidence"] == copycheck.evidence(modules) and len(copies["evidence"]) == 3, copies["evidence"]
+
+
 def cpu_of_children() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
