@@ -155,7 +155,8 @@ class Spec:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=self.home, TMPDIR=self.home,
-                   MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+                   MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1",
+                   PYTHONSAFEPATH="1")  # its home (the folder it starts in) never on its import path
         return env
 
     def _bwrap_options(self, oracles: list[str] = ()) -> list[str]:
@@ -261,13 +262,13 @@ def _interpreter_paths() -> list[str]:
 def unneeded() -> list[str]:
     """The folders of /usr that no worker needs, masked in its view (the namespaces layer): all but the interpreter,
     its standard library and packages, the system's shared libraries and locales, and the folders of the tools that
-    start it (setpriv, prlimit). Fewer files to read (or to
+    start it and that CPython's ctypes asks (setpriv, prlimit, ldconfig). Fewer files to read (or to
     probe: grader/harness/pagecache.py)."""
     paths = sysconfig.get_paths()
     keep = [p for p in _interpreter_paths() if p != "/usr"] + pagecache.libraries() + [
         os.path.realpath(sys.executable), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
         sysconfig.get_config_var("LIBDIR") or "/usr/lib", "/usr/lib/locale", "/usr/lib64", "/usr/lib32",
-        *[os.path.dirname(p) for tool in ("setpriv", "prlimit") for p in {shutil.which(tool) or "",
+        *[os.path.dirname(p) for tool in ("setpriv", "prlimit", "ldconfig") for p in {shutil.which(tool) or "",
                                                                           os.path.realpath(shutil.which(tool) or "")}]]
     return pagecache.narrowed("/usr", [k for k in keep if k and os.path.exists(k)])
 
