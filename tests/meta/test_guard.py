@@ -591,6 +591,91 @@ def test_code_the_student_compiles_from_data_is_evidence(worker_tree):
     assert len(reported) == 1 and "characters of code given as data" in reported[0], reported
 
 
+IMPORTED_FROM_ELSEWHERE = {
+    # issue 53: the code written into the worker's own folder, then imported (importlib compiles it, under its own
+    # name: no compile of the student's, no long literal)
+    "a file it wrote": """
+        def attack():
+            import importlib, os, sys, tempfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            with open(os.path.join(folder, "counter_copy.py"), "w") as f:
+                f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+            sys.path.insert(0, folder)
+            return importlib.import_module("counter_copy").flops(1, 2, 3)
+    """,
+    "an archive": """
+        def attack():
+            import io, os, sys, tempfile, zipfile
+            path = os.path.join(tempfile.mkdtemp(prefix="ra-hostile-"), "carried.zip")
+            with zipfile.ZipFile(path, "w") as z:
+                z.writestr("carried_counter.py", "def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+            sys.path.insert(0, path)
+            import carried_counter
+            return carried_counter.flops(1, 2, 3)
+    """,
+    "memory": """
+        import importlib.abc as _abc, importlib.util as _util, sys as _sys
+
+        class _Memory(_abc.MetaPathFinder, _abc.InspectLoader):
+            def find_spec(self, name, path=None, target=None):
+                return _util.spec_from_loader(name, self) if name == "memory_counter" else None
+
+            def get_source(self, name):
+                return "def flops(b, d, k):\\n    return 2 * b * d * k\\n"
+
+        def attack():
+            _sys.meta_path.insert(0, _Memory())
+            import memory_counter
+            return memory_counter.flops(1, 2, 3)
+    """,
+    "a loader called by hand": """
+        def attack():
+            import importlib.util, os, tempfile
+            path = os.path.join(tempfile.mkdtemp(prefix="ra-hostile-"), "by_hand.py")
+            with open(path, "w") as f:
+                f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+            spec = importlib.util.spec_from_file_location("by_hand", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module.flops(1, 2, 3)
+    """,
+}
+
+
+@pytest.mark.parametrize("where", sorted(IMPORTED_FROM_ELSEWHERE))
+def test_code_that_reaches_the_import_system_from_elsewhere_is_evidence(worker_tree, where):
+    """Code reaching the worker's import system from anywhere but the submission's files and the installed
+    environment (a folder it wrote, an archive, memory) is evidence, whoever compiles it (issue 53: importlib did)."""
+    outcome, reported = call_attack(worker_tree, "flops", IMPORTED_FROM_ELSEWHERE[where])
+    assert outcome == 12, outcome
+    assert any("reaches the import system from elsewhere" in line for line in reported), reported
+
+
+def test_importing_from_the_installed_environment_and_generated_classes_are_no_evidence(worker_tree):
+    """What the standard library generates (a dataclass's methods, a namedtuple) and modules imported lazily from
+    the installed environment are no evidence; nor is importing a module of the submission's own."""
+    outcome, reported = call_attack(worker_tree, "flops", """
+        import dataclasses as _dataclasses
+
+        @_dataclasses.dataclass(frozen=True)
+        class _Layer:
+            index: int
+            fan_in: int
+            fan_out: int
+            bias: bool = False
+            name: str = "layer"
+            scale: float = 1.0
+
+        def attack():
+            import collections, fractions, json, statistics
+            point = collections.namedtuple("Point", "x y z")(1, 2, 3)
+            return [_Layer(0, 2, 3).fan_out, point.z, json.loads("[1]")[0], int(statistics.median([1, 2, 3])),
+                    fractions.Fraction(1, 2).denominator]
+    """)
+    assert outcome == [3, 3, 1, 2, 2], outcome
+    assert not reported, reported
+
+
 def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
     from grader.harness import seccomp
 
