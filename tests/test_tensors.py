@@ -13,7 +13,6 @@ compared exactly. A layout is compared on what addresses memory (`addressing`): 
 dimension is never used, and a tensor with no elements addresses nothing, so only its shape is compared.
 """
 
-import ast
 import functools
 
 import pytest
@@ -329,16 +328,7 @@ FORBIDDEN_ATTRIBUTES = {"as_strided", "empty_strided", "stride", "storage_offset
 def tensor_mentions(package: str) -> list[str]:
     """Static part of the audit: torch's (or numpy's) tensor layout machinery reached as an attribute or
     imported by name, and numpy imported at all (its stride tricks and reshape rules are torch's oracle's)."""
-    _, tree = audit.parsed(package, "tensors")
-    hits = []
-    for node in ast.walk(tree):
-        bad = (isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES
-               or isinstance(node, ast.alias) and (node.name.split(".")[0] == "numpy"
-                                                  or node.name in FORBIDDEN_ATTRIBUTES)
-               or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numpy")
-        if bad:
-            hits.append(f"line {node.lineno}: {ast.unparse(node) if not isinstance(node, ast.alias) else node.name}")
-    return hits
+    return audit.reaching(package, "tensors", ("numpy",), tuple(FORBIDDEN_ATTRIBUTES))
 
 
 UNUSABLE = "tensor ops were made unusable"  # tests/scenarios/tensors.py's NoTensorOps says it when an op runs

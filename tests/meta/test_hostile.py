@@ -39,10 +39,24 @@ CASES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REFERENCE = "reference-copy"
 HONEST = "reference-with-honest-habits"
 # An honest solution's unusual habits, appended to a copy of the reference: standard-library helpers that look
-# at the platform or build classes, a thread pool, a cache, a finalizer and logging, in the calls graded.
+# at the platform or build classes, a thread pool, a cache, a finalizer and logging, in the calls graded; and (issue
+# 53) a formula kept as a short string and evaluated without builtins, a frozen copy of a dict of ints through pickle,
+# a ContextVar whose name holds the oracle's ("flop_counter"): none of them evidence.
 HONEST_HABITS = """
-import collections, functools, logging, platform, typing, weakref
+import collections, contextvars, functools, logging, pickle, platform, typing, weakref
 from concurrent.futures import ThreadPoolExecutor
+
+_FORMULAS = {"matmul": "2 * b * d * k"}
+_WIDTHS = pickle.loads(pickle.dumps({"mm": 2, "bmm": 3}))
+_DEPTH = contextvars.ContextVar("flop_counter_depth", default=0)
+
+
+def matmul_flops(b, d, k):
+    depth = _DEPTH.set(_DEPTH.get() + 1)
+    try:
+        return eval(_FORMULAS["matmul"], {"__builtins__": {}}, {"b": b, "d": d, "k": k}) * _WIDTHS["mm"] // 2
+    finally:
+        _DEPTH.reset(depth)
 
 Number = typing.TypeVar("Number", int, float)
 Layer = collections.namedtuple("Layer", "index fan_in fan_out")
