@@ -20,7 +20,7 @@ from tests.checks import call_text, expect_close, expect_equal, expect_int
 from tests.common.flops import REL
 from tests.scenarios import flops as scenarios
 from tests.strategies import big_sizes, distinct_sizes, every
-from tests.strategies.flops import matmul_programs, transformer_configs
+from tests.strategies.flops import matmul_programs, transformer_configs, transformer_corners
 
 pytestmark = pytest.mark.flops
 
@@ -88,6 +88,7 @@ def test_linear_flops_matches_flopcountermode(impl, sizes, bias, extra_dim):
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
 @example(config=SMALL_CONFIG, batch=2, seq=3)
+@every({"batch": 2, "seq": 3}, config=transformer_corners())
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, seq):
     got = impl.flops.transformer_forward_flops(config, batch, seq)
@@ -99,6 +100,7 @@ def test_transformer_forward_flops_matches_flopcountermode(impl, config, batch, 
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
 @example(config=SMALL_CONFIG, batch=2, seq=3)
+@every({"batch": 2, "seq": 3}, config=transformer_corners())
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
     # In the model only attention runs batched products (its projections fold into aten.mm).
@@ -111,6 +113,7 @@ def test_attention_score_flops_matches_the_bmm_count(impl, config, batch, seq):
 
 
 @given(config=transformer_configs(), seq=seqs, batch=batches)
+@every({"seq": 5, "batch": 2}, config=transformer_corners())
 def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batch):
     got = impl.flops.attention_flops_fraction(config, seq)
     measured = oracles.model_count(config, batch, seq)
@@ -122,6 +125,7 @@ def test_attention_flops_fraction_matches_measured_share(impl, config, seq, batc
 
 @given(config=transformer_configs(), batch=batches, seq=seqs)
 @example(config=SMALL_CONFIG, batch=2, seq=3)
+@every({"batch": 2, "seq": 3}, config=transformer_corners())
 @example(config=BIG_CONFIG, batch=BIG_BATCH, seq=BIG_SEQ)
 def test_training_step_flops_matches_forward_and_backward(impl, config, batch, seq):
     got = impl.flops.training_step_flops(config, batch, seq)
@@ -142,6 +146,7 @@ def test_mlp_training_flops_matches_forward_and_backward(impl, dims, batch):
 
 
 @given(config=transformer_configs())
+@every({}, config=transformer_corners())
 def test_transformer_param_count_matches_the_module(impl, config):
     expect_int(impl.flops.transformer_param_count(config), oracles.param_count(config),
                what=call_text("transformer_param_count", config), source="sum of numel() over the torch model",
@@ -186,6 +191,7 @@ def test_counter_matches_flopcountermode_on_fused_attention(impl, sizes, variant
 
 
 @given(config=transformer_configs(max_layers=2), batch=batches, seq=seqs, backward=st.booleans())
+@every({"batch": 2, "seq": 3}, config=transformer_corners(max_layers=2), backward=(False, True))
 def test_counter_matches_flopcountermode_on_transformers(impl, config, batch, seq, backward):
     expect_counter(impl, transformer_spec(config, batch, seq, backward))
 
@@ -220,6 +226,7 @@ def test_approx_training_flops_is_six_n_d(impl, sizes):
 
 
 @given(config=transformer_configs(), seq=st.integers(1, 64))
+@every({"seq": 9}, config=transformer_corners())
 def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, config, seq):
     short = impl.flops.attention_flops_fraction(config, seq)
     longer = impl.flops.attention_flops_fraction(config, 2 * seq)

@@ -26,7 +26,7 @@ from tests.common.tensors import DTYPES, addressing
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import tensors as scenarios
 from tests.scenarios.tensors import RAISES
-from tests.strategies import PINNED, pinned_or_drawn
+from tests.strategies import PINNED, every, pinned_or_drawn
 from tests.strategies.tensors import (
     layout_tensor,
     op_chains,
@@ -262,6 +262,7 @@ def test_a_write_through_the_result_lands_where_its_layout_says(impl, family, da
 # -- bytes: the tensor's own, and the storage it keeps alive ----------------------------------------------
 
 @given(chain=op_chains(fresh=True, must_succeed=True), dtype=st.sampled_from(DTYPES))
+@every({"chain": (((2, 3), (3, 1), 0), [("expand", (4, 2, 3))])}, dtype=DTYPES)  # every dtype in every grading
 def test_nbytes_matches_torch(impl, chain, dtype):
     (shape, _, _), ops = chain
     expect_int(impl.tensors.nbytes(shape, dtype, ops), torch_bytes(shape, dtype, ops)[0],
@@ -270,6 +271,7 @@ def test_nbytes_matches_torch(impl, chain, dtype):
 
 
 @given(chain=op_chains(fresh=True, must_succeed=True), dtype=st.sampled_from(DTYPES))
+@every({"chain": (((2, 3), (3, 1), 0), [("expand", (4, 2, 3))])}, dtype=DTYPES)  # every dtype in every grading
 def test_storage_nbytes_matches_torch(impl, chain, dtype):
     (shape, _, _), ops = chain
     expect_int(impl.tensors.storage_nbytes(shape, dtype, ops), torch_bytes(shape, dtype, ops)[1],

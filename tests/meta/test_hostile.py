@@ -10,6 +10,7 @@ import base64
 import csv
 import ctypes
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -168,6 +170,14 @@ def case_source(case: str, listener: str) -> str:
         attack = attack.replace('"__ENCODED_ORACLE__"', repr(base64.b85encode(zlib.compress(oracle)).decode()))
     if "# __PADDED_ORACLE__" in attack:
         attack = attack.replace("# __PADDED_ORACLE__", rewrites.padded(rewrites.pasted_part("flops")))
+    if "# __DISGUISED_ORACLE__" in attack:
+        attack = attack.replace("# __DISGUISED_ORACLE__", rewrites.carriage_returns(rewrites.pasted_part("flops")))
+    if '"__ZIPPED_ORACLE__"' in attack:
+        oracle = Path(rewrites.installed("torch/utils/flop_counter.py")).read_bytes()
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as packed:
+            packed.writestr("ra_hostile_counter.py", oracle)
+        attack = attack.replace('"__ZIPPED_ORACLE__"', repr(tuple(archive.getvalue())))
     return bombs.case((ROOT / "assignment" / "flops.py").read_text(), attack)  # its bombs made (tests/meta/bombs.py)
 
 
