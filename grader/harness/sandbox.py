@@ -30,12 +30,16 @@ machine allows it (`resource-grader doctor` says which are and why):
                                (captured, forwarded from a thread, re-imported, renamed, read and compiled,
                                rebuilt from code objects, run between requests, through a scenario).
 5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (grader/harness/seccomp.py),
-                               on before the code under test is imported (a lighter one on the fork server):
-                               no new process, no ptrace, no other process's memory, no signal but to itself,
-                               no keyrings, message queues, memfd, io_uring or userfaultfd, no namespaces, no
-                               undoing the kill-with-its-starter; threads allowed. Stops: fork bombs, exec,
-                               daemons, tracing, reading or signalling other processes, outliving a grader
-                               killed outright, kernel state left for the next grading.
+                               on before the code under test is imported (its own on the fork server, which
+                               runs as a uid other than its workers' where the grader is root): an allowlist of
+                               what a CPython + torch process does on its own behalf, ENOSYS for anything else,
+                               EPERM for what reaches another process or shared state (new processes, ptrace,
+                               signals, fd ownership, limits and priority but its own; keyrings, message queues,
+                               memfd, io_uring; the page cache's residency and eviction; sockets, locks). Every
+                               file of the view is read into the page cache before any worker runs
+                               (grader/harness/pagecache.py). Stops: fork bombs, exec, daemons, tracing, reading
+                               or signalling other processes, outliving a grader killed outright, kernel state
+                               and the page cache as a channel to the next grading.
 6. guard       always          (in the worker, grader/harness/guard.py) Python-level evidence for a person:
                                opening an oracle's source, rebinding the grader's code, reaching into the
                                guard; a grade never depends on it alone.
