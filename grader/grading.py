@@ -14,7 +14,7 @@ from pathlib import Path
 
 from grader import fingerprints, has_reference, messages, registry, scoring
 from grader.analysis import Analysis
-from grader.harness.sandbox import Layers
+from grader.harness.sandbox import Layers, warm_view
 from grader.matches import Matches
 from grader.runner import Limits, RunResult, run_tests
 from grader.scoring import ProblemScore, known_mistakes, results_json, score_run, table
@@ -66,6 +66,7 @@ def grade_submission(submission: Path, out: Path, limits: Limits, problems: list
     its tests finish (its score by the tests alone, and its seconds), while the run goes on. `kept`: the scores and
     fingerprints (their data, as an earlier grading.json holds them) of problems graded before and not now, which
     the results show beside those of `problems` (grader/batch.py regrades what a grader fix touched alone)."""
+    warm_view(layers)  # the page cache holds the workers' view before any of them runs (not the submission's time)
     start = time.monotonic()
     notes: list[str] = []
     scores = []

@@ -262,11 +262,25 @@ def _interpreter_paths() -> list[str]:
     return [p for p in kept if not _inside(p, [q for q in kept if q != p])]
 
 
+def view() -> tuple[list[str], list[str]]:
+    """What a worker sees (namespaces): the folders bound read-only, and those masked in them."""
+    binds = _interpreter_paths()
+    return binds, [s for s in _secret_paths() if _inside(s, binds)] + unneeded()
+
+
+def warm_view(layers: "Layers") -> dict | None:
+    """Every file of the workers' view in the page cache, where a sandbox runs them (grader/harness/pagecache.py:
+    at most once per WARM_SECONDS in this process). The grader calls it before a grading's clock starts
+    (grader/grading.py); each sandbox again before its first worker, which then costs nothing."""
+    return pagecache.warm(*view()) if layers.active else None
+
+
 @functools.cache
 def unneeded() -> list[str]:
     """The folders of /usr that no worker needs, masked in its view (the namespaces layer): all but the interpreter,
     its standard library and packages, the system's shared libraries and locales, and the folders of the tools that
-    start it and that CPython's ctypes asks (setpriv, prlimit, ldconfig). Fewer files to read (or to
+    start it and that CPython's ctypes asks (setpriv, prlimit, ldconfig); and the base interpreter's own packages where
+    a virtual environment leaves them out of the import path. Fewer files to read (or to
     probe: grader/harness/pagecache.py)."""
     paths = sysconfig.get_paths()
     keep = [p for p in _interpreter_paths() if p != "/usr"] + pagecache.libraries() + [
@@ -274,7 +288,10 @@ def unneeded() -> list[str]:
         sysconfig.get_config_var("LIBDIR") or "/usr/lib", "/usr/lib/locale", "/usr/lib64", "/usr/lib32",
         *[os.path.dirname(p) for tool in ("setpriv", "prlimit", "ldconfig") for p in {shutil.which(tool) or "",
                                                                           os.path.realpath(shutil.which(tool) or "")}]]
-    return pagecache.narrowed("/usr", [k for k in keep if k and os.path.exists(k)])
+    unused = [os.path.join(base, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+              for base in {sys.base_prefix, sys.base_exec_prefix} if sys.prefix != sys.base_prefix]
+    unused = [p for p in unused if os.path.isdir(p) and not any(_inside(e, [p]) for e in sys.path if e)]
+    return pagecache.narrowed("/usr", [k for k in keep if k and os.path.exists(k)]) + unused
 
 
 def _secret_paths() -> list[str]:
@@ -484,10 +501,8 @@ class Sandbox:
     def spec(self) -> Path:
         """The spec file (in private/) that the test process is given. Before it is written (before any worker
         runs), every file of the workers' view is in the page cache (grader/harness/pagecache.py)."""
-        binds = _interpreter_paths()
-        masks = [s for s in _secret_paths() if _inside(s, binds)] + unneeded()
-        if self.layers.active:
-            self.warmed = pagecache.warm(binds, masks)
+        binds, masks = view()
+        self.warmed = warm_view(self.layers)
         spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
                     binds, masks, hiding.oracle_files(), str(self.memory_group) if self.memory_group else None,
                     self.server_uid)
@@ -578,8 +593,10 @@ def doctor(mode: str = "auto") -> str:
     why = kernel_filter_problem()
     rows.append(f"{'seccomp':<11} {'off' if why else 'on '}  " + (why + ": new processes, ptrace and other processes' "
                 "memory are then only evidence for review (the guard)" if why else
-                "the worker's kernel filter: no new process, no ptrace, no other process's memory, no signal but "
-                "to itself, no keyrings, message queues, memfd or io_uring; threads allowed"))
+                "the worker's kernel filter, an allowlist: no new process, no ptrace, no other process's memory, "
+                "no signal, fd ownership, limit or priority but its own, no keyrings, message queues, memfd, "
+                "io_uring, sockets or locks, no page-cache queries or eviction; threads allowed; the fork server "
+                "as a uid of its own where the grader is root"))
     rows.append("")
     rows.append(layers.describe())
     rows.append("batch (other people's code): " + ("allowed" if layers.sandboxed else "refused without --no-sandbox"))
