@@ -26,15 +26,20 @@ def stub(module: str) -> str:
     return (ROOT / "assignment" / f"{module}.py").read_text()
 
 
+def analysed(modules: dict[str, bytes], seconds: float = 120) -> tuple[analysis.Analysis, dict, dict]:
+    """`modules` through their box: the box, its first answer and its second."""
+    start = time.monotonic()
+    boxed = analysis.Analysis(modules)
+    try:
+        return boxed, boxed.start(start + seconds), boxed.copies(start + seconds)
+    finally:
+        boxed.close()
+
+
 def test_the_box_answers_what_the_analyses_compute():
     modules = {m: (ROOT / "reference" / f"{m}.py").read_bytes() for m in ("flops", "adamw", "memory")}
     modules["tensors"] = (ROOT / "assignment" / "tensors.py").read_bytes()
-    boxed = analysis.Analysis(modules)
-    try:
-        started = boxed.start(time.monotonic() + 120)
-        copies = boxed.copies(time.monotonic() + 120)
-    finally:
-        boxed.close()
+    boxed, started, copies = analysed(modules)
     assert boxed.cut is None and started["untouched"] == ["tensors"] and started["broken"] == {}
     assert copies["evidence"] == copycheck.evidence(modules)
     assert json.loads(json.dumps(similarity.digest(modules))) == copies["digest"]
@@ -48,12 +53,7 @@ def test_the_box_reads_what_python_reads():
     modules = {"flops": ("# -*- coding: latin-1 -*-\n" + reference + extra.replace("π", "pi")).encode("latin-1"),
                "adamw": b"\xef\xbb\xbf" + (ROOT / "reference" / "adamw.py").read_bytes().replace(b"\n", b"\r"),
                "memory": ((ROOT / "reference" / "memory.py").read_text() + extra).encode("utf-8")}
-    boxed = analysis.Analysis(modules)
-    try:
-        started = boxed.start(time.monotonic() + 120)
-        copies = boxed.copies(time.monotonic() + 120)
-    finally:
-        boxed.close()
+    boxed, started, copies = analysed(modules)
     assert boxed.cut is None and started["broken"] == {}, (boxed.cut, started["broken"])
     assert copies["evidence"] == copycheck.evidence(modules) and len(copies["evidence"]) == 3, copies["evidence"]
 
@@ -68,12 +68,7 @@ def test_every_bomb_ends_within_the_boxs_limits(bomb):
     """Each bomb is answered or cut off, in the box's CPU seconds: never the grader's own time."""
     text = bombs.case(stub("flops"), (HOSTILE / f"{bomb}.py").read_text())
     before, start = cpu_of_children(), time.monotonic()
-    boxed = analysis.Analysis({"flops": text.encode()})
-    try:
-        boxed.start(start + 300)
-        copies = boxed.copies(start + 300)
-    finally:
-        boxed.close()
+    _, _, copies = analysed({"flops": text.encode()}, seconds=300)
     spent = cpu_of_children() - before
     assert spent <= analysis.CPU_SECONDS + 2, f"{bomb}: {spent:.1f} CPU seconds"
     assert time.monotonic() - start < 300
