@@ -596,22 +596,29 @@ IMPORTED_FROM_ELSEWHERE = {
     # name: no compile of the student's, no long literal)
     "a file it wrote": """
         def attack():
-            import importlib, os, sys, tempfile
+            import importlib, os, shutil, sys, tempfile
             folder = tempfile.mkdtemp(prefix="ra-hostile-")
-            with open(os.path.join(folder, "counter_copy.py"), "w") as f:
-                f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
-            sys.path.insert(0, folder)
-            return importlib.import_module("counter_copy").flops(1, 2, 3)
+            try:
+                with open(os.path.join(folder, "counter_copy.py"), "w") as f:
+                    f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                sys.path.insert(0, folder)
+                return importlib.import_module("counter_copy").flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
     """,
     "an archive": """
         def attack():
-            import io, os, sys, tempfile, zipfile
-            path = os.path.join(tempfile.mkdtemp(prefix="ra-hostile-"), "carried.zip")
-            with zipfile.ZipFile(path, "w") as z:
-                z.writestr("carried_counter.py", "def flops(b, d, k):\\n    return 2 * b * d * k\\n")
-            sys.path.insert(0, path)
-            import carried_counter
-            return carried_counter.flops(1, 2, 3)
+            import os, shutil, sys, tempfile, zipfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            try:
+                path = os.path.join(folder, "carried.zip")
+                with zipfile.ZipFile(path, "w") as z:
+                    z.writestr("carried_counter.py", "def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                sys.path.insert(0, path)
+                import carried_counter
+                return carried_counter.flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
     """,
     "memory": """
         import importlib.abc as _abc, importlib.util as _util, sys as _sys
@@ -630,14 +637,18 @@ IMPORTED_FROM_ELSEWHERE = {
     """,
     "a loader called by hand": """
         def attack():
-            import importlib.util, os, tempfile
-            path = os.path.join(tempfile.mkdtemp(prefix="ra-hostile-"), "by_hand.py")
-            with open(path, "w") as f:
-                f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
-            spec = importlib.util.spec_from_file_location("by_hand", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module.flops(1, 2, 3)
+            import importlib.util, os, shutil, tempfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            try:
+                path = os.path.join(folder, "by_hand.py")
+                with open(path, "w") as f:
+                    f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                spec = importlib.util.spec_from_file_location("by_hand", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                return module.flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
     """,
 }
 

@@ -48,7 +48,7 @@ HONEST_HABITS = """
 import collections, contextvars, functools, logging, pickle, platform, typing, weakref
 from concurrent.futures import ThreadPoolExecutor
 
-_FORMULAS = {"matmul": "2 * b * d * k"}
+_AS_TEXT = {"matmul": "2 * b * d * k"}  # a formula kept as text
 _WIDTHS = pickle.loads(pickle.dumps({"mm": 2, "bmm": 3}))
 _DEPTH = contextvars.ContextVar("flop_counter_depth", default=0)
 
@@ -56,7 +56,7 @@ _DEPTH = contextvars.ContextVar("flop_counter_depth", default=0)
 def matmul_flops(b, d, k):
     depth = _DEPTH.set(_DEPTH.get() + 1)
     try:
-        return eval(_FORMULAS["matmul"], {"__builtins__": {}}, {"b": b, "d": d, "k": k}) * _WIDTHS["mm"] // 2
+        return eval(_AS_TEXT["matmul"], {"__builtins__": {}}, {"b": b, "d": d, "k": k}) * _WIDTHS["mm"] // 2
     finally:
         _DEPTH.reset(depth)
 
