@@ -1,21 +1,23 @@
-"""Copies of an oracle or of the reference in a submitted module, found past renaming and reformatting.
+"""Copies of an oracle or of the reference in a submitted module, found past renaming, reformatting and code that
+does nothing.
 
-Runs in the grader's process on the problem modules as the submission gave them (never in the worker), after
-MOSS (Schleimer, Wilkerson, Aiken, "Winnowing: local algorithms for document fingerprinting", SIGMOD 2003):
+Runs on the problem modules as the submission gave them, never in the worker, and in a box of its own when it grades
+(grader/harness/analysis.py: its limits and the grading's deadline), after MOSS (Schleimer, Wilkerson, Aiken,
+"Winnowing: local algorithms for document fingerprinting", SIGMOD 2003):
 
-1. tokens     Python's `tokenize`, with layout (comments, blank lines, indentation, `;`, a trailing comma),
-              docstrings and import statements dropped; every literal is `N` (numbers) or `S` (strings); every
-              name is `V` (the module's own, or one that a pasted part takes from its source), and so is every
-              attribute the module assigns or defines as a method. What it cannot rename without breaking the
-              code stays: keywords, builtins, the attributes of torch's and other modules' objects. A renamed
-              copy reads the same, and two independent solutions that share only a shape of code (`V = V * V`)
-              are less alike than they would be with every name one token.
+1. tokens     what of the module runs (grader/normalised.py: read as Python reads it, what does not run or does
+              nothing taken out, written anew), with docstrings and imports left out; every literal is `N` or `S`;
+              every name is `V` (the module's own, or one that a pasted part takes from its source), and so is every
+              attribute the module assigns or defines as a method. What it cannot rename without breaking the code
+              stays: keywords, builtins, the attributes of torch's and other modules' objects. A renamed copy reads
+              the same, and two independent solutions that share only a shape of code (`V = V * V`) are less alike
+              than they would be with every name one token. Each token keeps the lines of its statement.
 2. k-grams    a hash of every K consecutive tokens.
 3. winnowing  of every W consecutive k-gram hashes the smallest (the rightmost on ties) is a fingerprint: any
               run of K + W - 1 tokens shared with a source is found, whatever else the module holds.
 4. statements the hash of each statement of MIN_STATEMENT tokens or more (a compound statement's header alone),
               and the most of them found in one source in the same order on both sides: code inserted between
-              copied statements (a dead store after each) breaks the k-grams that span two statements, but
+              copied statements that step 1 cannot see through breaks the k-grams that span two statements, but
               leaves every copied statement whole and in its order.
 
 A module's fingerprints that also occur in its untouched stub (the given signatures and code) are not counted. A
@@ -28,173 +30,57 @@ them) taken together, or the reference's module of its problem (skipped where th
 The evidence names the source files and the line ranges that match on both sides, for course staff (results.json's
 extra_data).
 
-A copy can also be carried as data: compressed and encoded into a literal, decoded and compiled at import. So a
-module that calls what runs code given as text (`exec`, `eval`, `compile`) or decodes or decompresses data
-(`DECODING`), or holds a literal of OPAQUE_CHARACTERS or more without spaces, is evidence by itself
-(`carried_as_data`); and each literal that long is decoded as a copy would be (base64, base85, ascii85, hex; then
-zlib, lzma, bz2, where that works) and what comes out as text is checked as a module of its own.
+A copy can also be carried as data, and decoded by any call at all: what counts is the module's payload by its size
+(`payload`), and what its literals decode to, checked as a module of its own (`carried_as_data`). Which calls a
+module makes, and what its names spell, are no evidence: honest code evals short formulas and pickles plain data.
 """
 
 import ast
 import bisect
-import builtins
+import collections
 import functools
 import hashlib
 import importlib.util
 import io
 import itertools
-import keyword
 import sys
 import tokenize
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import OFFICIAL_ROOT, has_reference, kept, registry
-from grader.sources import AST_LOCK
+from grader import OFFICIAL_ROOT, has_reference, kept, normalised, registry
+from grader.normalised import Tokens, bound_names, normalise, parse, read_source  # noqa: F401 - the copy check's
 
 K = 12  # tokens per k-gram
 W = 8  # k-grams per window: every run of K + W - 1 = 19 shared tokens is seen
 # The thresholds, calibrated by tests/meta/test_copycheck.py (`python -m tests.meta.test_copycheck` prints the
-# table) on 317 honest comparisons and 104 copies. Honest: the stubs (no fingerprint of their own); the
-# reference against the oracles (at most 16%: adamw, 18 fingerprints, runs of 4); the sample submission against
-# the reference (45%, 48 fingerprints, a run of 11: it was written from the reference); each catalogued mistake
-# written below its stub, against the reference and the oracles (at most 71%, of 7 fingerprints; at most 17
-# matched, 47%, with a run of 14: shared_step_counter, whose step() is torch's optimizer idiom). Copies, renamed,
-# reformatted, reordered (functions, and independent assignments) or re-emitted token by token: the reference
-# and every oracle file at least 66% (the reference's adamw reordered); a part of an oracle below the stub at
-# least 80%; below the reference's own module 14% to 48%, in runs of 43 to 100.
-MIN_MATCHED = 20  # fingerprints found in the source, at the least: a few short functions alike are not a copy
-MIN_SHARE = 0.55  # of the module's own fingerprints found in the source: the module is a copy ...
+# table) on 317 honest comparisons and 198 copies. Honest: the stubs (no fingerprint of their own); the
+# reference against the oracles (at most 20%: 23 fingerprints, runs of 4); the sample submission against the
+# reference (51%, 57 fingerprints, a run of 10: it was written from the reference); each catalogued mistake written
+# below its stub, against the reference and the oracles (at most 86%, of 7 fingerprints; at most 21 matched, 58%,
+# with a run of 14: shared_step_counter, whose step() is torch's optimizer idiom). Copies, renamed, reformatted,
+# reordered (functions, and independent assignments) or re-emitted token by token: the reference and every oracle
+# file at least 75% (the reference's flops reordered); a part of an oracle below the reference's own module in runs
+# of 44 to 248.
+MIN_MATCHED = 22  # fingerprints found in the source, at the least: a few short functions alike are not a copy
+MIN_SHARE = 0.62  # of the module's own fingerprints found in the source: the module is a copy ...
 MIN_RUN = 28  # ... or this many in one run, in order on both sides (15 to 20 lines): a part of it is
-# Padding: a copy with code inserted between its statements (a dead store after each) breaks every k-gram that
-# spans two statements, but leaves each copied statement whole. So, beside the fingerprints: the statements of
-# at least MIN_STATEMENT tokens (shorter ones, "V = V + N", are any code's), and the most of a module's found in
-# one source in the same order on both sides, whatever lies between them (calibrated as above).
-# Honest code: at most 10 statements in order (the sample against the reference it was written from; 7 against the
-# oracles), at most 27% of the source's own (the stub's left out). Padded copies (a dead statement of 25 tokens
-# after every statement, renamed): a whole module at least 74% of its source's; 120 lines of an oracle pasted
-# below the stub 21 to 56 statements (60 lines below the reference's own module: 10 to 24, some missed).
+# Padding: a copy with code inserted between its statements that still does something (a store that is read, a
+# call) breaks every k-gram that spans two statements, but leaves each copied statement whole. So, beside the
+# fingerprints: the statements of at least MIN_STATEMENT tokens (shorter ones, "V = V + N", are any code's), and the
+# most of a module's found in one source in the same order on both sides, whatever lies between them (calibrated as
+# above). Honest code: at most 11 statements in order (the sample against the reference it was written from; 8
+# against the oracles), at most 29% of the source's own (the stub's left out). Padded copies (a dead statement of 25
+# tokens after every statement, renamed; and each statement changed in what does nothing, with bare CR line ends): a
+# whole module at least 93% of its source's; 120 lines of an oracle pasted below the stub 19 to 56 statements.
 MIN_STATEMENT = 8
-MIN_IN_ORDER = 16  # statements of one source in its order: a part of it, whatever code lies between them ...
-MIN_IN_ORDER_SHARE = 0.5  # ... or this share of the source's own statements (its stub's left out), ...
+MIN_IN_ORDER = 17  # statements of one source in its order: a part of it, whatever code lies between them ...
+MIN_IN_ORDER_SHARE = 0.55  # ... or this share of the source's own statements (its stub's left out), ...
 MIN_IN_ORDER_WHOLE = 8  # ... at least this many: the whole of it
 HELPERS = {"adamw": ("torch.optim.optimizer",)}  # the oracles' own helpers, which a copy takes with them
 MAX_BYTES = 200_000  # a module read in about a second; larger ones go to a person (a submission may send 1 MB each)
 SPANS = 5  # matched spans named per source in the evidence
-
-BUILTINS = frozenset(dir(builtins))
-_LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
-           tokenize.ENDMARKER, getattr(tokenize, "TYPE_COMMENT", -1)}
-_FSTRING = {getattr(tokenize, name, -1) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")}
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A module's normalised tokens and the line each starts and ends on."""
-
-    text: tuple[str, ...]
-    first: tuple[int, ...]
-    last: tuple[int, ...]
-    statements: tuple[int, ...] = ()  # where each statement (a compound one's header) starts in `text`
-
-
-def bound_names(source: str) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The names `source` binds and the attributes it assigns, which a copy can rename at will (None: it does
-    not parse)."""
-    try:
-        with AST_LOCK:
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # read as tokens alone
-        return None
-    names, attributes = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-            attributes.add(node.name)  # a method is called as an attribute
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            attributes.add(node.attr)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            names.update(node.names)
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            names.add(node.name)
-    return frozenset(names), frozenset(attributes)
-
-
-def normalise(source: str, names_of: str | None = None) -> Tokens:
-    """`source`'s tokens, as the module's docstring says (up to the first error, where it does not tokenize), with
-    the names that `names_of` binds (default: `source`) taken as its own."""
-    bound = bound_names(source if names_of is None else names_of)
-    names, attributes = bound or (frozenset(), frozenset())
-    raw: list[tokenize.TokenInfo] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type not in (tokenize.COMMENT, tokenize.NL):
-                raw.append(tok)
-    except (tokenize.TokenError, IndentationError, SyntaxError):  # the tokens before the error
-        pass
-    text, first, last, statements = [], [], [], []
-    i, starts = 0, True
-    while i < len(raw):
-        tok = raw[i]
-        kind, string = tok.type, tok.string
-        if _ends_statement(tok):
-            i, starts = i + 1, True
-            continue
-        if kind in _LAYOUT:
-            i += 1
-            continue
-        if starts and kind == tokenize.NAME and string in ("import", "from"):
-            while i < len(raw) and not _ends_statement(raw[i]):
-                i += 1
-            continue
-        if kind == tokenize.STRING or kind in _FSTRING:  # a run of literals is one (implicit concatenation)
-            j = i
-            while j < len(raw) and (raw[j].type == tokenize.STRING or raw[j].type in _FSTRING):
-                j += 1
-            if not (starts and (j == len(raw) or _ends_statement(raw[j]))):  # else a docstring: a comment
-                if starts:
-                    statements.append(len(text))
-                text.append("S"), first.append(tok.start[0]), last.append(raw[j - 1].end[0])
-            i, starts = j, False
-            continue
-        if starts:
-            statements.append(len(text))
-        starts = False
-        if kind == tokenize.OP:
-            if string in ")]}" and text[-1:] == [","]:  # a trailing comma is layout
-                text.pop(), first.pop(), last.pop()
-            token = string
-        elif kind == tokenize.NAME:
-            token = string if keyword.iskeyword(string) or _kept(string, text[-1:] == ["."], names, attributes,
-                                                                  bound is not None) else "V"
-        elif kind == tokenize.NUMBER:
-            token = "N"
-        else:
-            i += 1
-            continue
-        text.append(token), first.append(tok.start[0]), last.append(tok.end[0])
-        i += 1
-    return Tokens(tuple(text), tuple(first), tuple(last), tuple(statements))
-
-
-def _kept(name: str, attribute: bool, names: frozenset[str], attributes: frozenset[str], parsed: bool) -> bool:
-    """Whether a name stays as it is: an attribute the module does not assign, or a builtin it does not bind
-    (every other name is the module's own, or one it takes from a source it copied)."""
-    if not parsed:
-        return False
-    return name not in attributes if attribute else name in BUILTINS and name not in names
-
-
-def _ends_statement(tok: tokenize.TokenInfo) -> bool:
-    return tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (tok.type == tokenize.OP and tok.string == ";")
-
 
 def kgrams(tokens: Tokens) -> list[int]:
     """The hash of every K consecutive tokens (stable across processes: tokens are hashed by crc32)."""
@@ -254,7 +140,7 @@ class Source:
     statements: dict[int, list[int]] = field(default_factory=dict)  # statement hash -> its places among them
 
     @classmethod
-    def read(cls, name: str, text: str) -> "Source":
+    def read(cls, name: str, text: bytes | str) -> "Source":
         tokens = normalise(text)
         where: dict[int, list[int]] = {}
         for position, h in enumerate(kgrams(tokens)):
@@ -401,13 +287,14 @@ def _sources(files: list[tuple[str, Path]]) -> tuple[Source, ...]:
     (grader/kept.py) under a digest of their bytes, this module's and Python's version: reading them again took a
     grading 0.6 s of its CPU."""
     texts = [(name, path.read_bytes()) for name, path in files]
-    digest = hashlib.sha256(sys.version.encode() + b"\0" + Path(__file__).read_bytes())
+    digest = hashlib.sha256(sys.version.encode() + b"\0" + Path(__file__).read_bytes()
+                            + Path(normalised.__file__).read_bytes())
     for name, data in texts:
         digest.update(b"\0" + name.encode() + b"\0" + data)
     file = kept.folder("copycheck") / f"{digest.hexdigest()[:32]}.pickle"
     sources = kept.load(file)
     if sources is None:
-        sources = tuple(Source.read(name, data.decode("utf-8", errors="replace")) for name, data in texts)
+        sources = tuple(Source.read(name, data) for name, data in texts)
         kept.store(file, sources)
     return sources
 
@@ -427,23 +314,27 @@ def reference_source(module: str) -> tuple[Source, ...]:
     return _sources([(f"reference/{module}.py", path)]) if has_reference() and path.exists() else ()
 
 
+def stub_readings(module: str) -> list[Tokens]:
+    """The untouched stub of `module` read both ways a submission can be read (what runs, and plain tokens: a
+    submission that does not parse is read so), so that its code counts for nothing either way."""
+    stub = stub_source(module)
+    return [normalise(stub), normalised.as_tokens(stub)] if stub else []
+
+
 @functools.cache
 def stub_kgrams(module: str) -> frozenset[int]:
-    stub = stub_source(module)
-    return frozenset(kgrams(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
+    return frozenset(h for tokens in stub_readings(module) for h in kgrams(tokens))
 
 
 @functools.cache
 def stub_statements(module: str) -> frozenset[int]:
-    stub = stub_source(module)
-    return frozenset(statement_hashes(normalise(stub.decode("utf-8", errors="replace")))) if stub else frozenset()
+    return frozenset(h for tokens in stub_readings(module) for h in statement_hashes(tokens))
 
 
 def check(module: str, source: bytes | str) -> list[Match]:
     """The submitted `module` against its problem's oracles and its reference: every comparison made."""
     problem = next(p.id for p in registry.PROBLEMS if p.module == module)
-    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
-    tokens = normalise(text)
+    tokens = normalise(source)
     stub = stub_kgrams(module)
     fingerprints = {p: h for p, h in winnow(kgrams(tokens)).items() if h not in stub}
     given = stub_statements(module)
@@ -455,66 +346,203 @@ def check(module: str, source: bytes | str) -> list[Match]:
     return matches
 
 
-RUNS_TEXT = frozenset({"exec", "eval", "compile"})  # builtins that run code given as text
-DECODING = frozenset({"b64decode", "b85decode", "a85decode", "b32decode", "b16decode", "decodebytes",
-                      "standard_b64decode", "urlsafe_b64decode", "decompress", "a2b_base64", "a2b_hex", "unhexlify",
-                      "CodeType", "FunctionType"})  # attributes that turn data into code, or into its text
-OPAQUE_CHARACTERS = 2000  # a literal this long is decoded; without spaces, it is evidence (the stubs' docstrings,
-# up to 5,244 characters, are prose: a sixth spaces)
+# -- code carried as data ----------------------------------------------------------------------------------------
+
+# A copy can also be carried as data: encoded (base64, hex, a tuple of byte values), compressed or archived, split over
+# many literals, and turned back into code by any call at all (a codec, a loop of its own, importlib reading a file it
+# wrote). So what counts is the payload, whatever decodes it (`payload`): the characters of the module's literals
+# (strings and bytes, f-strings' parts), of the numbers in its collections and of its long numbers, the stub's own
+# left out; of its docstrings where it reads its documentation (`__doc__`), and of its docstrings and comments where
+# it can read its own source (`reads_own_source`). Past PAYLOAD_CHARACTERS it is evidence by itself. What could hide
+# a copy is also decoded as one would decode it (`decodings`, every output bounded: a compression bomb stops at
+# DECODED_BYTES) and what comes out as text is checked as a module of its own.
+# Honest code (docstrings aside): at most 1,969 characters (the reference's mini_einops, its error messages and
+# patterns); the honest corpus 326. An oracle's source carried whole: 7,376 to 75,752 characters as text, 2,186 to
+# 20,642 compressed (tests/meta/test_copycheck.py checks both sides).
+PAYLOAD_CHARACTERS = 5000
+LONG_NUMBER = 20  # digits: a number this long is data, wherever it stands
+DECODED_FROM = 256  # characters: a literal this long (or all of a module's strings joined, or its numbers as bytes)
+DECODED_BYTES = MAX_BYTES  # is decoded, each decoding giving at most this much ...
+DECODINGS = 12  # ... and this many decodings of a module checked at most
+SOURCE_READERS = ("builtins.open", "builtins.__import__", "builtins.globals", "builtins.vars", "builtins.compile",
+                  "builtins.exec", "builtins.eval", "io", "os", "pathlib", "inspect", "linecache", "traceback",
+                  "tokenize", "importlib", "pkgutil", "runpy", "zipimport", "codecs", "glob", "sys.modules",
+                  "sys._getframe", "sys.path", "sys.argv")
+SOURCE_ATTRIBUTES = frozenset({"co_filename", "f_code", "f_globals", "__globals__", "__code__", "tb_frame", "gi_frame",
+                               "f_back", "__file__", "__spec__", "__loader__", "__cached__", "get_source", "get_data",
+                               "read_text", "read_bytes", "open"})
+OWN_NAMES = frozenset({"__file__", "__spec__", "__loader__", "__cached__", "__builtins__", "__package__"})
 
 
-def carried_as_data(module: str, text: str) -> list[str]:
-    """What of `module` runs or decodes code given as data, or could hold it: evidence for a person by itself, and
-    the copy check of each large literal decoded."""
-    try:
-        with AST_LOCK:
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    names, attributes = bound_names(text) or (frozenset(), frozenset())
-    lines = []
+def reads_own_source(tree: ast.Module) -> bool:
+    """Whether the module can read its own file (and so its comments): it names its file or spec, reaches frames or
+    code objects, or something that opens, finds or loads files (resolved through its imports: grader/reach.py)."""
+    from grader import reach
+
+    if any(isinstance(n, ast.Name) and n.id in OWN_NAMES for n in ast.walk(tree)):
+        return True
+    return any(r.name.rpartition(".")[2] in SOURCE_ATTRIBUTES for r in reach.references(tree)) or \
+        bool(reach.reaches(tree, SOURCE_READERS))
+
+
+def _literals(tree: ast.Module | None, docstrings: bool) -> collections.Counter:
+    """The module's payload-carrying literals, each as text (its size is its length): strings and bytes (docstrings
+    too, with `docstrings`), the numbers of its collections, its long numbers."""
+    found: collections.Counter = collections.Counter()
+    if tree is None:
+        return found
+    documentation = set() if docstrings else {
+        id(n.body[0].value) for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
+        and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    in_collection = {id(e) for n in ast.walk(tree) if isinstance(n, ast.List | ast.Tuple | ast.Set | ast.Dict)
+                     for e in (n.keys + n.values if isinstance(n, ast.Dict) else n.elts) if e is not None}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            attribute = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            owner = node.func.value.id if attribute and isinstance(node.func.value, ast.Name) else None
-            if name in RUNS_TEXT and name not in names or attribute in DECODING and attribute not in attributes \
-                    or attribute == "loads" and owner in ("marshal", "pickle"):
-                lines.append(f"[data] {module}.py line {node.lineno}: calls {name or attribute}, which runs or decodes "
-                             "code given as data (no solution needs it)")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and \
-                len(node.value) >= OPAQUE_CHARACTERS:
-            spaces = sum(c in b" \n\t" for c in (node.value.encode("utf-8", "replace") if isinstance(
-                node.value, str) else node.value))
-            if spaces < len(node.value) / 100:  # prose and code are a sixth spaces; encoded data has none
-                lines.append(f"[data] {module}.py line {node.lineno}: a literal of {len(node.value)} characters "
-                             "without a space: data, not text")
-            lines += [f"{m.evidence()} (decoded from the literal at line {node.lineno})"
-                      for decoded in _decoded(node.value) for m in check(module, decoded) if m.copied]
-    return lines
+        if not isinstance(node, ast.Constant) or id(node) in documentation:
+            continue
+        value = node.value
+        if isinstance(value, str | bytes):
+            found[value] += 1
+        elif isinstance(value, int | float | complex) and not isinstance(value, bool):
+            text = repr(value)
+            if id(node) in in_collection or len(text) >= LONG_NUMBER:
+                found[f"\0{text}"] += 1  # apart from a string of the same characters
+    return found
 
 
-def _decoded(value: str | bytes) -> list[str]:
-    """`value` decoded as a copy carried in a literal would be: every text that comes out of base64, base85, ascii85
-    or hex, followed by nothing or by zlib, lzma or bz2."""
+def _comments(text: str) -> collections.Counter:
+    found: collections.Counter = collections.Counter()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                found[tok.string] += 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return found
+
+
+@dataclass(frozen=True)
+class Payload:
+    """What a module carries as data beyond its stub: the characters, and whether its docstrings and comments are
+    among them (it can read its own source)."""
+
+    characters: int
+    comments: bool
+
+    @property
+    def evidence(self) -> bool:
+        return self.characters > PAYLOAD_CHARACTERS
+
+
+def payload(module: str, source: bytes | str) -> Payload:
+    """The opaque payload of the submitted `module` (see above); nothing for a module that does not parse (it cannot
+    run: its copy check reads its tokens)."""
+    text = read_source(source)
+    tree = parse(text)
+    if tree is None:
+        return Payload(0, False)
+    stub = stub_source(module)
+    stub_text = read_source(stub) if stub else ""
+    stub_tree = parse(stub_text) if stub else None
+    comments = reads_own_source(tree)
+    docstrings = comments or any(isinstance(n, ast.Name) and n.id == "__doc__" or isinstance(n, ast.Attribute)
+                                 and n.attr == "__doc__" for n in ast.walk(tree))
+    extra = _literals(tree, docstrings) - _literals(stub_tree, docstrings)
+    size = sum((len(value) - (value[:1] == "\0")) * n for value, n in extra.items())
+    if comments:
+        size += sum(len(c) * n for c, n in (_comments(text) - _comments(stub_text)).items())
+    return Payload(size, comments)
+
+
+def decodings(source: bytes | str) -> list[str]:
+    """What of `source` could be a module carried as data, decoded as a copy would be (at most DECODINGS texts, each
+    at most DECODED_BYTES): each literal of DECODED_FROM characters or more, all its strings joined in order, and its
+    numbers in collections as bytes; each as it is, or from base64, base85, ascii85 or hex; then as it is, or
+    expanded from zlib, lzma, bz2 or a zip archive's members."""
+    tree = parse(read_source(source))
+    if tree is None:
+        return []
+    strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str | bytes)]
+    candidates = [v.encode("latin-1", "replace") if isinstance(v, str) else v for v in strings
+                  if len(v) >= DECODED_FROM]
+    joined = "".join(v for v in strings if isinstance(v, str))
+    if len(joined) >= DECODED_FROM:
+        candidates.append(joined.encode("latin-1", "replace"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List | ast.Tuple | ast.Set) and len(node.elts) >= DECODED_FROM:
+            values = [e.value for e in node.elts if isinstance(e, ast.Constant) and type(e.value) is int]
+            if len(values) == len(node.elts) and all(0 <= v < 256 for v in values):
+                candidates.append(bytes(values))
+    found: list[str] = []
+    for data in candidates:
+        for text in _decoded(data):
+            if text not in found:
+                found.append(text)
+            if len(found) >= DECODINGS:
+                return found
+    return found
+
+
+def _decoded(data: bytes) -> list[str]:
+    """Every text (UTF-8, at most DECODED_BYTES) that comes out of `data` read as base64, base85, ascii85, hex or
+    itself, followed by nothing or by zlib, lzma, bz2 or a zip archive."""
     import base64
     import binascii
-    import bz2
-    import lzma
 
-    data = value.encode("latin-1", "replace") if isinstance(value, str) else value
     found = []
-    for decode in (base64.b64decode, base64.b85decode, base64.a85decode, binascii.unhexlify, bytes):
+    for decode in (bytes, base64.b64decode, base64.b85decode, base64.a85decode, binascii.unhexlify):
         try:
             raw = decode(data)
         except (ValueError, TypeError):
             continue
-        for expand in (bytes, zlib.decompress, lzma.decompress, bz2.decompress):
+        for expanded in (raw[:DECODED_BYTES], *_expanded(raw)):
             try:
-                found.append(expand(raw).decode("utf-8"))
-            except (ValueError, TypeError, OSError, EOFError, lzma.LZMAError, zlib.error):
+                found.append(expanded.decode("utf-8"))
+            except UnicodeDecodeError:
                 continue
     return found
+
+
+def _expanded(raw: bytes) -> list[bytes]:
+    """`raw` decompressed by each of zlib, lzma, bz2 where that works, and the members of a zip archive: each output
+    cut at DECODED_BYTES, however much the input would give."""
+    import bz2
+    import lzma
+    import zipfile
+
+    found = []
+    for make in (lambda: zlib.decompressobj(), lambda: zlib.decompressobj(zlib.MAX_WBITS | 32), lzma.LZMADecompressor,
+                 bz2.BZ2Decompressor):
+        try:
+            out = make().decompress(raw, DECODED_BYTES)
+        except (ValueError, OSError, EOFError, lzma.LZMAError, zlib.error):
+            continue
+        if out:
+            found.append(out)
+    if raw[:2] == b"PK":
+        try:
+            with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+                for info in archive.infolist()[:DECODINGS]:
+                    with archive.open(info) as member:
+                        found.append(member.read(DECODED_BYTES))
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError):
+            pass
+    return found
+
+
+def carried_as_data(module: str, source: bytes | str) -> list[str]:
+    """The evidence of data carried by `module`: its payload past PAYLOAD_CHARACTERS, and each copy found in what its
+    literals decode to."""
+    lines = []
+    carried = payload(module, source)
+    if carried.evidence:
+        comments = "; its docstrings and comments: it can read its own source" if carried.comments else ""
+        lines.append(f"[data] {module}.py: {carried.characters} characters of literals beyond the stub's (strings, "
+                     f"bytes, numbers in collections{comments}), over the {PAYLOAD_CHARACTERS} any solution needs: a "
+                     "payload, whatever decodes it (for a person to look at)")
+    for text in decodings(source):
+        lines += [f"{m.evidence()} (decoded from its literals)" for m in check(module, text) if m.copied]
+    return lines
 
 
 def evidence(modules: dict[str, bytes]) -> list[str]:
@@ -530,7 +558,7 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
                          "(the reference's largest module is 25 kB): not compared, for a person to look at")
             continue
         lines += [m.evidence() for m in check(name, source) if m.copied]
-        lines += carried_as_data(name, source.decode("utf-8", errors="replace"))
+        lines += carried_as_data(name, source)
     return lines
 
 

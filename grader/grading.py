@@ -11,15 +11,16 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import copycheck, has_reference, messages, registry, scoring
+from grader import has_reference, messages, registry, scoring
+from grader.analysis import Analysis
 from grader.harness.record import CollectedTest, ReportRecord
+from grader.harness.sandbox import warm_view
 from grader.job import Settings
 from grader.matches import Matches
 from grader.outcome import Figures, Outcome
 from grader.runner import Limits, RunResult, run_tests
 from grader.scoring import ProblemScore, score_run
-from grader.seed import grading_seed
-from grader.sources import compile_errors, not_started
+from grader.seed import seed_of
 from grader.submission import SubmissionError, Workspace, in_sandbox
 
 EXIT_STATUS = {"ok": 0, "unreadable": 2, "error": 3, "review": 4}  # a grading's status -> `grade`'s exit code
@@ -51,11 +52,12 @@ class _Draft:
     fingerprints: Matches | None = None
     operator: list[str] = field(default_factory=list)
     run: RunResult | None = None
+    digest: dict | None = None  # its similarity digest (grader/similarity.py), where its analysis finished
 
     def outcome(self, seconds: float) -> Outcome:
         return Outcome(self.name, self.status, seconds, self.scores, self.notes, self.lead, self.untouched,
                        self.missing, self.broken, self.evidence, self.fingerprints, figures_per_problem(self.run),
-                       operator=self.operator)
+                       operator=self.operator, digest=self.digest)
 
 
 def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_share=None, on_problem=None,
@@ -73,15 +75,20 @@ def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_sha
     problems not graded now the results show beside those of `settings.problems` (grader/batch/run.py regrades what a
     grader fix touched alone)."""
     limits, secret, fingerprinter = settings.limits, settings.secret, settings.fingerprinter
+    warm_view(settings.layers)  # the page cache holds the workers' view before any runs (not the student's time)
     start = time.monotonic()
     draft = _Draft(submission.name or str(submission))
+    analysis = None
     try:
         with in_sandbox(submission, settings.layers, limits.submission_seconds, limits.worker_memory_mb,
                         cpu_share.memory_parent if cpu_share else None) as (box, workspace):
             modules = workspace.modules()  # read while the workspace exists: the sandbox removes it
-            draft.untouched = frozenset(name for name, source in modules.items() if not_started(source))
-            draft.broken = compile_errors({name: modules[name] for name in workspace.taken})
-            seed = None if secret is None else grading_seed(secret, modules)
+            analysis = Analysis(modules)  # in a box of its own, beside the tests (grader/analysis.py)
+            analysed_by = start + limits.submission_seconds - reserved(limits.submission_seconds)
+            started = analysis.start(analysed_by)
+            draft.untouched = frozenset(started["untouched"])
+            draft.broken = {name: line for name, line in started["broken"].items() if name in workspace.taken}
+            seed = None if secret is None else seed_of(secret, started["behaviour"] or modules)
             draft.run = run = run_tests(
                 workspace.root, limits, markers=_markers(settings.problems), sandbox=box.spec(), seed=seed,
                 seconds=limits.submission_seconds - reserved(limits.submission_seconds) - (time.monotonic() - start),
@@ -93,7 +100,9 @@ def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_sha
             draft.operator += run.report_faults + ["pytest's output:\n" + run.log[-3000:]]
         else:
             regraded = _score(draft, run, workspace, kept, local=secret is None)
-            _flag(draft, run.evidence + copycheck.evidence(modules))  # copies of an oracle or of the reference
+            copies = analysis.copies(analysed_by)  # copies of an oracle or of the reference, data carried in
+            draft.digest = copies["digest"]
+            _flag(draft, run.evidence + copies["evidence"])
             if run.timed_out:
                 draft.notes.append(messages.TIME_LIMIT_REACHED.format(seconds=limits.submission_seconds))
             elif fingerprinter is not None:
@@ -105,6 +114,9 @@ def grade_submission(submission: Path, out: Path, settings: Settings, *, cpu_sha
         draft.notes.append(messages.GRADER_FAILED)
         draft.operator.append(traceback.format_exc())
         draft.status = "error"
+    finally:
+        if analysis is not None:
+            analysis.close()
     outcome = draft.outcome(time.monotonic() - start)
     write_atomically(out, json.dumps(outcome.results(), indent=1))
     return outcome
@@ -152,7 +164,9 @@ def _flag(draft: _Draft, evidence: list[str]) -> None:
     if evidence:
         draft.status = "review"
         copied = [line for line in evidence if line.startswith("[copy] ")]
-        draft.notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW] * (len(copied) < len(evidence))
+        unanalysed = [line for line in evidence if line.startswith("[analysis] ")]
+        draft.notes += [messages.REVIEW_COPY] * bool(copied) + [messages.REVIEW_UNANALYSED] * bool(unanalysed) + \
+            [messages.REVIEW] * (len(copied) + len(unanalysed) < len(evidence))
         draft.operator += ["flagged for review: " + line for line in evidence]
 
 

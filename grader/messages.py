@@ -11,6 +11,8 @@ REVIEW = ("Flagged for review by course staff: while it was graded, this submiss
 REVIEW_COPY = ("Flagged for review by course staff: parts of this submission are close to a source it must not be "
                "copied from (an oracle's code, or the reference solution), whatever their names and layout. A person "
                "will compare them; the score stands until they have looked.")
+REVIEW_UNANALYSED = ("Flagged for review by course staff: the grader could not analyse this submission's source within "
+                     "its limits (the check for copies), so a person will look at it. The score stands.")
 LOCAL_TESTS_ONLY = ("Local tests only: the official grade adds the differential tests, which compare your answers "
                     "with the reference solution (not in this repository), so it can be lower.")
 NOTHING_UPLOADED = ("Nothing of your upload was graded: it holds none of the problem modules ({expected}: at its top, "

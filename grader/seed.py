@@ -56,9 +56,15 @@ def course_secret(secret_file: Path | None = None) -> bytes:
 
 def grading_seed(secret: bytes, modules: dict[str, bytes]) -> int:
     """A 64-bit seed from the secret and the graded modules (name -> content), each read as `behaviour`."""
+    return seed_of(secret, {name: behaviour(source) for name, source in modules.items()})
+
+
+def seed_of(secret: bytes, behaviours: dict[str, bytes]) -> int:
+    """`grading_seed` from each module's `behaviour` (read where the grader reads a submission: in a box,
+    grader/analysis.py)."""
     mac = hmac.new(secret, b"resource-accounting grading seed", hashlib.sha256)
-    for name in sorted(modules):
-        content = behaviour(modules[name])
+    for name in sorted(behaviours):
+        content = behaviours[name]
         mac.update(f"\0{name}\0{len(content)}\0".encode() + content)
     return int.from_bytes(mac.digest()[:8], "big")
 

@@ -30,16 +30,18 @@ from grader import copycheck, registry
 from grader.submission import SubmissionError, read_modules
 
 # The thresholds, calibrated by tests/meta/test_similarity.py (`python -m tests.meta.test_similarity` prints the
-# table) on four seeded classes of 44 (41,572 honest pairs of modules, 52 planted). Honest: the stub with
-# catalogued mistakes of the student's own choice and functions of their own, in an order of their own (a long
-# mistake is one student's; short ones are shared, as students converge on them), the honest adamw of
-# tests/meta/honest/ against the reference's: at most 24 hashes shared, 18% of the smaller side's, runs of 23, 6
-# statements in order. Copies of the reference's module by another student: renamed (70% to 90%), reordered (74%),
-# commented (91% to 95%), re-emitted token by token (100%), a function of another student's swapped in (98%), 40
-# lines pasted below code of their own (61%, runs of 69), padded with a dead statement after each (39% to 45%; 8 of
-# 8 statements in order, or 36 of 40): none missed, no honest pair reported. MIN_RUN is 40, not the copy check's
-# 28: in tests/benchmarks/similarity.py's class of 600, its first 150 and 300 hold one dense 10-line mistake
-# written alike by a dozen students and more (below the common share), runs of 28 to 30.
+# table) on four seeded classes of 44 (41,564 honest pairs of modules, 60 planted), each module read as the copy
+# check reads it (what runs: grader/normalised.py). Honest: the stub with catalogued mistakes of the student's own
+# choice and functions of their own, in an order of their own (a long mistake is one student's; short ones are
+# shared, as students converge on them), the honest adamw of tests/meta/honest/ against the reference's: at most
+# 19 hashes shared, 28% of the smaller side's, runs of 19, 6 statements in order. Copies of the reference's module
+# by another student: renamed, commented, re-emitted token by token (100%), reordered (79% to 87%), a function of
+# another student's swapped in (97%), lines pasted below code of their own (54% to 58%, runs of 57), padded with a
+# dead statement after each (95%: the dead statements are read through), and taken whole, reordered, padded,
+# changed in what does nothing and written with bare CR line ends (65%, runs of 37): none missed, no honest pair
+# reported. MIN_RUN is 40, not the copy check's 28: in tests/benchmarks/similarity.py's class of 600, its first 150
+# and 300 hold one dense 10-line mistake written alike by a dozen students and more (below the common share), runs
+# of 28 to 30.
 COMMON_SHARE = 0.1  # a hash held by more than this share of the class is what the class writes alike ...
 COMMON_AT_LEAST = 4  # ... where that is more than this many submissions: a cluster of four is found in any class
 MIN_SHARED = 20  # hashes shared, at the least: a few short functions written alike are not a copy
@@ -69,8 +71,9 @@ class ModuleDigest:
         return cls(winnowed, [tuple(s) for s in data["statements"]])
 
 
-def module_digest(module: str, text: str) -> dict:
-    """The similarity digest of the submitted `module`'s source `text` (as plain data, for JSON)."""
+def module_digest(module: str, text: bytes | str) -> dict:
+    """The similarity digest of the submitted `module`'s source `text` (as plain data, for JSON), read as the copy
+    check reads it (grader/normalised.py: what runs, with the lines it stands on in the source)."""
     tokens = copycheck.normalise(text)
     stub, given = _given(module, text)
     winnowed = [[position, h, tokens.first[position], tokens.last[position + copycheck.K - 1]]
@@ -79,7 +82,7 @@ def module_digest(module: str, text: str) -> dict:
     return {"winnowed": winnowed, "statements": statements}
 
 
-def _given(module: str, text: str) -> tuple[frozenset[int], frozenset[int]]:
+def _given(module: str, text: bytes | str) -> tuple[frozenset[int], frozenset[int]]:
     """The stub's k-grams and statements, as the stub reads and as it reads within the submitted `text`: code that
     binds a name the stub uses (a builtin), or does not parse (every name is then one token), reads the stub's
     code otherwise, which two submissions alike in that would otherwise share."""
@@ -87,7 +90,7 @@ def _given(module: str, text: str) -> tuple[frozenset[int], frozenset[int]]:
     stub = copycheck.stub_source(module)
     if stub is None:
         return kgrams, statements
-    tokens = copycheck.normalise(stub.decode("utf-8", errors="replace"), names_of=text)
+    tokens = copycheck.normalise(stub, names_of=text)
     return kgrams | frozenset(copycheck.kgrams(tokens)), statements | frozenset(copycheck.statement_hashes(tokens))
 
 
@@ -98,21 +101,23 @@ def digest(modules: dict[str, bytes]) -> dict[str, dict]:
     for name, source in modules.items():
         if len(source) > copycheck.MAX_BYTES or source == copycheck.stub_source(name):
             continue
-        found[name] = module_digest(name, source.decode("utf-8", errors="replace"))
+        found[name] = module_digest(name, source)
     return found
 
 
-def base_digests(folder: Path) -> dict[str, dict]:
+def base_digests(folder: Path, digest_of=None) -> dict[str, dict]:
     """The digests of a base's submissions (`--similarity-base`: each sub-folder or .zip of `folder`, found as a
-    submission is): name -> `digest`. Raises SubmissionError, saying what is wrong, where `folder` is not a folder
-    or none of it holds a problem module."""
+    submission is): name -> `digest_of(modules)` (default `digest`; batch's: grader/analysis.py `digests`, in a
+    box, a submission whose analysis is cut off left out). Raises SubmissionError, saying what is wrong, where
+    `folder` is not a folder or none of it holds a problem module."""
+    digest_of = digest_of or digest
     if not folder.is_dir():
         raise SubmissionError(f"--similarity-base {folder}: no such folder (past years' submissions or known "
                               "solutions, each a sub-folder or a .zip)")
     found = {}
     for entry in sorted(p for p in folder.iterdir() if p.is_dir() or p.suffix == ".zip"):
         try:
-            found[entry.name] = digest(read_modules(entry))
+            found[entry.name] = digest_of(read_modules(entry)) or {}
         except (SubmissionError, OSError, ValueError) as exc:
             raise SubmissionError(f"--similarity-base {folder}: {entry.name} cannot be read ({exc})") from exc
     if not any(found.values()):

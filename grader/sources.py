@@ -16,7 +16,7 @@ def not_started(source: bytes | str) -> bool:
     try:
         with AST_LOCK:
             tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep to parse: not the stub
         return False
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     return bool(functions) and all(_only_raises_not_implemented(f.body) for f in functions)

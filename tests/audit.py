@@ -1,5 +1,6 @@
-"""Static audits: what a solution's source may not mention (the oracle it is graded against), and what
-it must use. The source is read as text from disk; the code under test is never imported for this."""
+"""Static audits: what a solution's code may not reach (the oracle it is graded against), and what it must use,
+resolved through its imports and attributes (grader/reach.py), never by the substrings of its names. The source is
+read from disk; the code under test is never imported for this."""
 
 import ast
 import functools
@@ -31,30 +32,28 @@ def _parse(text: str, filename: str) -> ast.Module:
     return ast.parse(text, filename=filename)
 
 
-def forbidden_mentions(package: str, module: str, forbidden: tuple[str, ...]) -> list[str]:
-    """Lines of the module (docstrings and comments aside) whose names, attributes, imports or string
-    literals contain any of `forbidden`, as "line N: text"."""
+def reaching(package: str, module: str, names: tuple[str, ...], attributes: tuple[str, ...] = (),
+             within: str | None = None) -> list[str]:
+    """Lines of the module, as "line N: text", that reach any of `names` (dotted names: a module, or anything in
+    it), resolved through its imports, aliases and attribute chains (grader/reach.py), or any attribute named in
+    `attributes` (the last part of what it reaches, or a method of an object it cannot resolve: a tensor's) that
+    the module does not define itself; with `within`, in the top-level function of that name alone. What the code
+    reaches decides, never what a name or a string spells: a ContextVar named "flop_counter_depth" reaches
+    contextvars.ContextVar."""
+    from grader import reach
+    from grader.normalised import bound_names
+
     text, tree = parsed(package, module)
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
-    }
+    _, own_attributes = bound_names(tree) or (frozenset(), frozenset())
+    lines = range(1, len(text.splitlines()) + 1)
+    if within is not None:
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == within]
+        lines = range(found[0].lineno, found[0].end_lineno + 1) if found else range(0)
     hits = set()
-    for node in ast.walk(tree):
-        words: list[str] = []
-        if isinstance(node, ast.Name):
-            words = [node.id]
-        elif isinstance(node, ast.Attribute):
-            words = [node.attr]
-        elif isinstance(node, ast.alias):
-            words = [node.name, node.asname or ""]
-        elif isinstance(node, ast.ImportFrom):
-            words = [node.module or ""]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            words = [node.value]
-        if any(f.lower() in w.lower() for w in words for f in forbidden):
-            line = getattr(node, "lineno", 0)
-            hits.add((line, text.splitlines()[line - 1].strip() if line else ""))
+    for reference in reach.references(tree):
+        last = reference.name.rpartition(".")[2]
+        if reference.line in lines and (
+                any(reference.name == n or reference.name.startswith(n + ".") for n in names)
+                or last in attributes and last not in own_attributes):
+            hits.add((reference.line, text.splitlines()[reference.line - 1].strip()))
     return [f"line {n}: {t}" for n, t in sorted(hits)]

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch._decomp import get_decompositions
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
@@ -66,18 +67,120 @@ def _flop_counts(run) -> dict:
 
 
 def oracle_count(spec: dict) -> dict:
-    """What FlopCounterMode counts for the workload (tests/scenarios/flops.py)."""
-    return _flop_counts(lambda: flops.run_workload(spec))
+    """What FlopCounterMode counts for the workload (tests/scenarios/flops.py; a transformer's as `workload` records
+    it: the worker runs the same)."""
+    runnable = workload(spec)  # recorded before the count: the recording runs the model
+    return _flop_counts(lambda: flops.run_workload(runnable))
 
 
-class ConfigBlock(flops.Block):
-    WIDER = 0  # the config's own architecture, which the worker does not hold (tests/scenarios/flops.py Block)
+class Block(nn.Module):
+    """One layer of `TransformerConfig`'s architecture (its docstring), except that each head is WIDER wider in its
+    queries and keys and the MLP WIDER units wider."""
+
+    WIDER = 0
+
+    def __init__(self, c: TransformerConfig, device=None):
+        super().__init__()
+        d, qk, ff = c.d_model, c.d_head + self.WIDER, c.d_ff + self.WIDER
+        self.c, self.qk = c, qk
+        self.norm1, self.norm2 = nn.RMSNorm(d, device=device), nn.RMSNorm(d, device=device)
+        self.wq = nn.Linear(d, c.n_heads * qk, bias=False, device=device)
+        self.wk = nn.Linear(d, c.kv_heads * qk, bias=False, device=device)
+        self.wv = nn.Linear(d, c.kv_heads * c.d_head, bias=False, device=device)
+        self.wo = nn.Linear(d, d, bias=False, device=device)
+        self.up = nn.Linear(d, ff, bias=False, device=device)
+        self.gate = nn.Linear(d, ff, bias=False, device=device) if c.gated_mlp else None
+        self.down = nn.Linear(ff, d, bias=False, device=device)
+
+    def _heads(self, x: torch.Tensor, n: int, size: int) -> torch.Tensor:
+        b, s, _ = x.shape
+        x = x.view(b, s, n, size).transpose(1, 2)
+        return x.repeat_interleave(self.c.n_heads // n, dim=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        c, (b, s, d) = self.c, x.shape
+        h = self.norm1(x)
+        q = self._heads(self.wq(h), c.n_heads, self.qk)
+        k, v = self._heads(self.wk(h), c.kv_heads, self.qk), self._heads(self.wv(h), c.kv_heads, c.d_head)
+        with sdpa_kernel(SDPBackend.MATH):
+            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=c.d_head**-0.5)
+        x = x + self.wo(a.transpose(1, 2).reshape(b, s, d))
+        h = self.norm2(x)
+        m = F.silu(self.gate(h)) * self.up(h) if self.gate is not None else F.gelu(self.up(h))
+        return x + self.down(m)
 
 
-class ConfigTransformer(flops.Transformer):
-    """The torch model of a `TransformerConfig`, exactly: what the closed-form functions are graded against."""
+class ConfigTransformer(nn.Module):
+    """The torch model of a `TransformerConfig`, exactly: what the closed-form functions are graded against. It is
+    built here alone, in the test process; the worker never holds a model (tests/scenarios/flops.py)."""
 
-    block = ConfigBlock
+    block = Block
+
+    def __init__(self, c: TransformerConfig, device=None):
+        super().__init__()
+        self.embed = nn.Embedding(c.vocab_size, c.d_model, device=device)
+        self.blocks = nn.ModuleList(self.block(c, device) for _ in range(c.n_layers))
+        self.norm = nn.RMSNorm(c.d_model, device=device)
+        self.head = nn.Linear(c.d_model, c.vocab_size, bias=False, device=device)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x))
+
+
+class _WiderBlock(Block):
+    WIDER = 1
+
+
+class WorkloadTransformer(ConfigTransformer):
+    """The counter's transformer workload: another model (heads wider in queries and keys, the MLP wider), so that
+    even its recorded ops answer none of the closed-form functions."""
+
+    block = _WiderBlock
+
+
+def encoded(value):
+    """An argument of an ATen op as data the worker can take (tests/scenarios/flops.py `_decoded`)."""
+    if isinstance(value, torch.Tensor):
+        return {"tensor": [list(value.shape), list(value.stride()), str(value.dtype).removeprefix("torch."),
+                           value.storage_offset()]}
+    if isinstance(value, torch.dtype | torch.layout | torch.memory_format):
+        return {"torch": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.device):
+        return {"device": str(value)}
+    if isinstance(value, list | tuple):
+        return [encoded(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    raise TypeError(f"an op's argument the trace cannot carry: {type(value).__name__}")
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops: list = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.ops.append([func.namespace, func.overloadpacket.__name__, func._overloadname, encoded(list(args)),
+                         {k: encoded(v) for k, v in kwargs.items()}])
+        return func(*args, **kwargs)
+
+
+def workload(spec: dict) -> dict:
+    """What the worker runs for `spec`: a transformer's (kind "transformer": its config, batch, seq, backward) as
+    the ops of `WorkloadTransformer` recorded here (kind "trace"); any other kind as it is."""
+    if spec["kind"] != "transformer":
+        return spec
+    model = WorkloadTransformer(spec["config"], device=META)
+    tokens = torch.zeros(spec["batch"], spec["seq"], dtype=torch.long, device=META)
+    with _Recorder() as recorder:
+        loss = model(tokens).sum()
+        if spec.get("backward"):
+            loss.backward()
+    return {"kind": "trace", "ops": recorder.ops}
 
 
 def model_count(config: TransformerConfig, batch: int, seq: int, backward: bool = False) -> dict:

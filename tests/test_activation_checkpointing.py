@@ -23,7 +23,6 @@ O(1)); float32 to 1e-5 relative, 1e-6 absolute (rounding at 6e-8 through at most
 after backward, byte counts, call counts and every analytic model are exact.
 """
 
-import ast
 import math
 
 import pytest
@@ -327,17 +326,7 @@ def test_checkpoint_sequential_matches_reference(impl, ref, case):
 
 def torch_checkpoint_mentions(package: str) -> list[str]:
     """Static part of the audit: torch.utils.checkpoint imported or reached as an attribute."""
-    _, tree = audit.parsed(package, MODULE)
-    hits = audit.forbidden_mentions(package, MODULE, ("utils.checkpoint",))
-    for node in ast.walk(tree):
-        bad = (isinstance(node, ast.Attribute) and node.attr in ("checkpoint", "checkpoint_sequential",
-                                                                "CheckpointFunction")
-               and ast.unparse(node.value).endswith(("utils", "checkpoint", "tc"))
-               or isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch.utils")
-               and any(a.name.startswith("checkpoint") for a in node.names))
-        if bad:
-            hits.append(f"line {node.lineno}: {ast.unparse(node)}")
-    return list(dict.fromkeys(hits))
+    return audit.reaching(package, MODULE, ("torch.utils.checkpoint",))
 
 
 @given(case=sequential_cases(dropout=True))

@@ -458,17 +458,9 @@ def test_mixed_precision_overflow_skips_the_step_and_backs_off(impl, spec):
 # -- audit -----------------------------------------------------------------------------------------------
 
 def cast_mentions_in_round_to_bf16(package: str) -> list[str]:
-    """Static part of the audit: casts to a 16-bit float named inside round_to_bf16."""
-    import ast
-
-    _, tree = audit.parsed(package, "precision")
-    hits = []
-    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "round_to_bf16"):
-        for node in ast.walk(fn):
-            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-            if name in ("bfloat16", "half", "float16", "BFloat16Tensor", "HalfTensor", "quantize"):
-                hits.append(f"line {node.lineno}: {ast.unparse(node)}")
-    return hits
+    """Static part of the audit: casts to a 16-bit float reached inside round_to_bf16."""
+    return audit.reaching(package, "precision", (), ("bfloat16", "half", "float16", "BFloat16Tensor", "HalfTensor",
+                                                    "quantize"), within="round_to_bf16")
 
 
 @given(bits=st.lists(fp32_bits(), min_size=1, max_size=20))

@@ -135,6 +135,7 @@ def test_lecture_numbers(impl):
 
 
 @given(sizes=distinct_sizes(3, 1, 3000), dtype=st.sampled_from(DTYPES))
+@every({"sizes": [37, 53, 11]}, dtype=DTYPES)
 def test_intensity_grows_with_matmul_size(impl, sizes, dtype):
     b, d, k = sizes
     r = impl.roofline

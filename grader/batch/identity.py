@@ -56,7 +56,7 @@ def problem_hashes() -> dict[str, str]:
     """official_hash in parts: for each problem, a content hash of the files that are its own (PROBLEM_FILES: its
     stub, reference, tests, strategies, scenarios, shared test code and catalogued mistakes), and under "" one of
     everything else (the grader, the rubric, the tests' common code, the versions), a change to which concerns every
-    problem. A grader fix that changes one problem's files alone regrades that problem alone (grader/batch.py)."""
+    problem. A grader fix that changes one problem's files alone regrades that problem alone (grader/batch/run.py)."""
     owner = {path.format(module=p.module, id=p.id): p.id for p in registry.PROBLEMS for path in PROBLEM_FILES}
     digests = {"": hashlib.sha256(_versions()), **{p.id: hashlib.sha256() for p in registry.PROBLEMS}}
     for rel, content in _official_files():

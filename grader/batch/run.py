@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from grader import registry, similarity
+from grader import analysis, registry, similarity
 from grader.batch import classreport, engine, identity, webreport
 from grader.batch.engine import ClusterError
 from grader.batch.records import RECORD, Record, RecordError, read_record
@@ -89,7 +89,8 @@ def batch(folder: Path, out: Path, job: Job, settings: Settings, *, jobs: int, s
     `similarity_base` cannot be read."""
     started = time.monotonic()
     submissions = submissions_in(folder)
-    past = similarity.base_digests(similarity_base) if similarity_base else {}  # a bad one fails before grading
+    past = similarity.base_digests(similarity_base, analysis.digests) if similarity_base else {}  # a bad one fails
+    # before grading; each read in its analysis's box (grader/analysis.py)
     out.mkdir(parents=True, exist_ok=True)
     if scheduler is None and "user" in settings.layers.active and "namespaces" not in settings.layers.active:
         for private in (folder, out):  # a grading sees every file that other users may read

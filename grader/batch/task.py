@@ -16,12 +16,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from grader import similarity
 from grader.batch import identity
 from grader.batch.cpushare import CpuShare
 from grader.grading import grade_submission
 from grader.job import Job, shared_fingerprinter
-from grader.submission import SubmissionError, read_modules
 
 TOPIC = "resource-grader-start"
 
@@ -90,19 +88,10 @@ def grade_task(text: str, data: bytes) -> str:
         with cpu_share(job.cpu_shares) as share:
             outcome = grade_submission(path, Path(tmp, "out", "results.json"), settings, cpu_share=share,
                                        kept=job.kept)
-        outcome = outcome.but(name=job.name, digest=similarity_digest(path))
+        outcome = outcome.but(name=job.name)  # its digest computed in its analysis's box (grader/analysis.py)
         # the student reads the submission's name, not this worker's temporary folder
         outcome = outcome.replacing(tmp + os.sep, "")
     return json.dumps({"outcome": outcome.to_data(), "worker": address})
-
-
-def similarity_digest(submission: Path) -> dict | None:
-    """The submission's similarity digest (grader/similarity.py: its modules' winnowed hashes and lines, never its
-    source), for the comparison between students where the results are gathered; None where it cannot be read."""
-    try:
-        return similarity.digest(read_modules(submission))
-    except (SubmissionError, OSError, ValueError):
-        return None
 
 
 def descriptions_task(text: str) -> str:

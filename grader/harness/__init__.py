@@ -6,6 +6,8 @@ threat to the file that stops it and the public hostile case that proves it). Re
     uids.py       the user layer's uids: one per grading, and what a uid leaves cleared
     hiding.py     the oracles' files: masked in the view, or denied to the grading's uid by ACL
     cgroups.py    where the grader may make cgroups: a grading's memory, its CPU share (cgroup v1 and v2)
+    pagecache.py  every file of the workers' view read into the page cache before any worker runs
+    box.py        the grader's own analyses of a submission (grader/analysis.py) in a limited, filtered process
     plugin.py     pytest's side (conftest.py loads it): the package under test, in-process or isolated;
                   feedback.py, its plugin for what a student reads
     client.py     the test process's end of the worker: starts it in the sandbox, calls it, times it;

@@ -54,7 +54,7 @@ def folded_problems(config, items) -> dict[str, tuple[str, str]]:
         source = path.read_bytes()
         try:
             compile(source, str(path.relative_to(ROOT)), "exec")
-        except (SyntaxError, ValueError) as error:
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:  # nesting past the compiler's depth
             folded[problem] = (NOT_COMPILING, _compile_error(error))
             continue
         if not config.getoption("--isolated") and (error := _import_error(path, problem)):

@@ -30,6 +30,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import time
 from pathlib import Path
 
@@ -39,19 +40,20 @@ MESSAGE_BYTES = 4096
 REPLY_SECONDS = 30.0  # the server answers at once; a server that does not is treated as gone
 
 
-def _prctl(option: int, value: int) -> None:
+def _prctl(option: int, value: int, argument: int = 0) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(option, value, 0, 0, 0) != 0:
+    if libc.prctl(option, value, argument, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), f"prctl({option}, {value})")
 
 
 # -- the server, in the sandbox --------------------------------------------------------------------------
 
-def serve(control: socket.socket, forkable: list[str], prepare=None) -> str:
+def serve(control: socket.socket, forkable: list[str], prepare=None, worker_uid: int | None = None) -> str:
     """Fork a worker for each request on `control` and wait for it; return, in the child only, the problem the
     child serves (its stdin, stdout and stderr are then the pipes the test process sent). `prepare(problem)`, in
-    the server before each fork, may import what that problem's worker needs. Exits when the test process closes
-    the channel."""
+    the server before each fork, may import what that problem's worker needs. With `worker_uid` (the grader is
+    root: the server runs as a uid of its own, grader/harness/sandbox.py) each child becomes that uid and drops
+    every capability before anything else (`become`). Exits when the test process closes the channel."""
     _prctl(PR_SET_DUMPABLE, 0)
     server = os.getpid()
     _send(control, {"event": "ready", "pid": server})
@@ -73,6 +75,8 @@ def serve(control: socket.socket, forkable: list[str], prepare=None) -> str:
         child = os.fork()
         if child == 0:
             control.close()
+            if worker_uid is not None:
+                become(worker_uid)  # first: a change of uid clears the death signal and the dumpable flag
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != server:
                 os._exit(1)
@@ -87,6 +91,31 @@ def serve(control: socket.socket, forkable: list[str], prepare=None) -> str:
         _send(control, {"pid": child})
         _, status = os.waitpid(child, 0)
         _send(control, {"exit": os.waitstatus_to_exitcode(status)})
+
+
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CAPABILITY_VERSION_3 = 0x20080522
+NOT_BECOME = 76  # a child that could not become the workers' uid exits with this (the test process then starts
+# each worker on its own)
+
+
+def become(uid: int) -> None:
+    """In a child of the server: the workers' `uid` and gid, no groups, no capability left (the server holds
+    CAP_SETUID and CAP_SETGID for this alone); exits where any of it did not hold."""
+    try:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        libc = ctypes.CDLL(None, use_errno=True)
+        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+        header = ctypes.create_string_buffer(struct.pack("Ii", CAPABILITY_VERSION_3, 0))
+        if libc.capset(header, ctypes.create_string_buffer(24)) != 0:
+            raise OSError(ctypes.get_errno(), "capset")
+        fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+        if any(int(fields[f].strip(), 16) for f in ("CapPrm", "CapEff", "CapAmb")) or os.getresuid() != (uid,) * 3:
+            raise OSError("capabilities or uids left")
+    except OSError:
+        os._exit(NOT_BECOME)
 
 
 def _send(control: socket.socket, message: dict) -> None:

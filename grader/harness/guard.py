@@ -48,6 +48,7 @@ import operator
 import os
 import stat
 import sys
+import sysconfig
 import types
 from pathlib import Path
 
@@ -65,7 +66,8 @@ ATTRIBUTE_EVENTS = {"object.__getattr__": frozenset({"tb_frame", "gi_frame", "cr
 REACHING = frozenset({"gc.get_referrers", "gc.get_referents", "gc.get_objects", "sys._current_frames"})
 SPAWNING = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
                       "os.forkpty", "_thread.start_new_thread"})
-AUDITED = frozenset({"open", "compile", "sys.setprofile", "sys.settrace", *ATTRIBUTE_EVENTS,
+CODE_FROM_DATA = frozenset({"code.__new__", "marshal.loads"})  # code objects built, or read from bytes
+AUDITED = frozenset({"open", "compile", "exec", *CODE_FROM_DATA, "sys.setprofile", "sys.settrace", *ATTRIBUTE_EVENTS,
                      *REACHING, *SPAWNING})
 AUDITED_PREFIXES = ("ctypes.", "os.exec", "os.spawn")
 _MISSING = object()
@@ -180,6 +182,11 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     every = Oracle(name for names in oracles.values() for name in names)
     inodes, copied = every.inodes(), every.lines()
     student, grader = str(student_dir) + os.sep, tuple(str(d) + os.sep for d in official_dirs)
+    # where code may come from: the submission's files, the worker's own, the installed environment
+    installed = tuple(sorted({os.path.realpath(p) + os.sep for p in (
+        sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")))}))
+    origins = (student, *grader, *installed)
     scenario_code = frozenset(map(id, _code_of(SCENARIO_MODULES)))
     get_ident, getframe, stat, write = _thread.get_ident, sys._getframe, os.stat, os.write
     encode, max_evidence = _json.encode_basestring_ascii, MAX_EVIDENCE
@@ -189,7 +196,7 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
     # the constants too: rebinding this module's names cannot blind the hook, even for a moment
     audited, audited_prefixes, attribute_events = AUDITED, AUDITED_PREFIXES, ATTRIBUTE_EVENTS
     reaching, spawning, importing, significant, copied_lines = REACHING, SPAWNING, IMPORTING, SIGNIFICANT, COPIED_LINES
-    generated = GENERATED
+    generated, code_from_data = GENERATED, CODE_FROM_DATA
     request = [None, False]  # the id of the request being answered; whether the code under test is running
     sent: set[str] = set()
 
@@ -234,6 +241,45 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
             frame, depth = frame.f_back, depth - 1
         return False
 
+    def from_elsewhere(path) -> bool:
+        """Whether code whose file is `path` comes from anywhere but the submission's files and the installed
+        environment (the home, a temporary folder, an archive: a path into a .zip is no file)."""
+        if not isinstance(path, str) or not path.startswith(os.sep):
+            return False
+        real = os.path.realpath(path)
+        return not (real.startswith(origins) and os.path.isfile(real))
+
+    def loading(frame):
+        """The spec of the module that importlib's machinery is executing on the stack (an import, or a loader's
+        exec_module called by hand), or None."""
+        depth = 0
+        while frame is not None and depth < 12:
+            code = frame.f_code
+            if code.co_name == "exec_module" and "module" in frame.f_locals:
+                return getattr(frame.f_locals["module"], "__spec__", None)
+            if (code.co_filename, code.co_name) == importing:
+                return frame.f_locals.get("spec")
+            frame, depth = frame.f_back, depth + 1
+        return None
+
+    def foreign_module(spec) -> str | None:
+        """Why the module `spec` describes reaches the import system from elsewhere, or None: its origin is not a
+        file of the submission or the installed environment, or its loader's class is the submission's own."""
+        origin = getattr(spec, "origin", None)
+        loader = type(getattr(spec, "loader", None))
+        for cls in getattr(loader, "__mro__", ()):
+            for member in list(vars(cls).values()):
+                member, depth = getattr(member, "__func__", member), 0
+                while member is not None and depth < 8:  # a decorator's wrapper, and what it wraps
+                    path = getattr(getattr(member, "__code__", None), "co_filename", None)
+                    if isinstance(path, str) and (path.startswith(student) or from_elsewhere(path) or not (
+                            path.startswith(os.sep) or path.startswith("<frozen "))):
+                        return f"a loader of its own ({loader.__name__})"
+                    member, depth = getattr(member, "__wrapped__", None), depth + 1
+        if origin in (None, "built-in", "frozen") or not isinstance(origin, str):
+            return None
+        return f"{origin}" if from_elsewhere(origin) else None
+
     def import_origin(frame) -> str | None:
         """The file that the innermost import in progress on the stack loads, or None. (The top level of the
         code under test runs inside an import too: of its own file.)"""
@@ -264,6 +310,18 @@ def install(out_fd: int, student_dir: Path, official_dirs: tuple[Path, ...], ora
                 name = inodes.get((st.st_dev, st.st_ino))
                 if name and import_origin(caller) not in every.files:
                     refuse(f"opened {name}, the source of an oracle", caller)
+        elif event == "exec" and asked_by_student():
+            code = args[0]
+            spec = loading(caller)
+            why = foreign_module(spec) if spec is not None else (
+                getattr(code, "co_filename", None) if from_elsewhere(getattr(code, "co_filename", None)) else None)
+            if why and not send(f"ran code that reaches the import system from elsewhere than the submission's "
+                                f"files and the installed environment: {why} (at {where(caller)})"):
+                raise PermissionError("the grading worker refuses this: the audit could not be recorded")
+        elif event in code_from_data:
+            if asked_by_student() and near_student(caller) and import_origin(caller) is None and not send(
+                    f"built a code object from data ({event}) (at {where(caller)})"):
+                raise PermissionError("the grading worker refuses this: the audit could not be recorded")
         elif event == "compile":
             source, filename = args
             if copies_an_oracle(source) and str(filename) not in every.files:

@@ -30,12 +30,16 @@ machine allows it (`resource-grader doctor` says which are and why):
                                (captured, forwarded from a thread, re-imported, renamed, read and compiled,
                                rebuilt from code objects, run between requests, through a scenario).
 5. seccomp     Linux x86-64 or aarch64 with seccomp: the worker's kernel filter (grader/harness/seccomp.py),
-                               on before the code under test is imported (a lighter one on the fork server):
-                               no new process, no ptrace, no other process's memory, no signal but to itself,
-                               no keyrings, message queues, memfd, io_uring or userfaultfd, no namespaces, no
-                               undoing the kill-with-its-starter; threads allowed. Stops: fork bombs, exec,
-                               daemons, tracing, reading or signalling other processes, outliving a grader
-                               killed outright, kernel state left for the next grading.
+                               on before the code under test is imported (its own on the fork server, which
+                               runs as a uid other than its workers' where the grader is root): an allowlist of
+                               what a CPython + torch process does on its own behalf, ENOSYS for anything else,
+                               EPERM for what reaches another process or shared state (new processes, ptrace,
+                               signals, fd ownership, limits and priority but its own; keyrings, message queues,
+                               memfd, io_uring; the page cache's residency and eviction; sockets, locks). Every
+                               file of the view is read into the page cache before any worker runs
+                               (grader/harness/pagecache.py). Stops: fork bombs, exec, daemons, tracing, reading
+                               or signalling other processes, outliving a grader killed outright, kernel state
+                               and the page cache as a channel to the next grading.
 6. guard       always          (in the worker, grader/harness/guard.py) Python-level evidence for a person:
                                opening an oracle's source, rebinding the grader's code, reaching into the
                                guard; a grade never depends on it alone.
@@ -70,7 +74,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader.harness import boundary, cgroups, hiding, uids
+from grader.harness import boundary, cgroups, hiding, pagecache, uids
 
 MAX_PROCESSES = 128  # processes and threads of the sandbox's uid (torch's thread pools fit in it)
 FILE_BYTES = 64 * 2**20  # the largest file the worker may write
@@ -98,6 +102,7 @@ class Spec:
     masks: list[str] = field(default_factory=list)  # secret folders inside binds, hidden under an empty tmpfs
     oracles: dict[str, list[str]] = field(default_factory=dict)  # problem -> its oracles' files, hidden from its worker
     memory_group: str | None = None  # the cgroup every worker joins as it starts (`join`), where there is one
+    server_uid: int | None = None  # a fork server's uid (user layer), never its workers' (`command`)
 
     @classmethod
     def load(cls, path: str | Path) -> "Spec":
@@ -106,15 +111,25 @@ class Spec:
     def command(self, argv: list[str], problems: list[str | None] = ()) -> list[str]:
         """The command that starts `argv` in the sandbox, for a worker of `problems` (one, or a fork server's):
         their oracles' files are masked (namespaces) or, with the user layer alone, made unreadable to the
-        sandbox's uid from now until a worker of other problems starts or the grading ends (`hiding.hide_oracles`)."""
+        sandbox's uids from now until a worker of other problems starts or the grading ends (`hiding.hide_oracles`).
+        A fork server's command (its `argv` names --fork-for: grader/harness/client.py) runs, with the user layer,
+        as `server_uid`, holding only the capabilities to give each worker it forks the workers' uid (`--worker-uid`,
+        grader/harness/forkserver.py): no worker can then signal it, set its limits or priority, or open its memory,
+        whatever its filter lets through (the kernel refuses them to another uid)."""
         self.show(problems)
+        server = "--fork-for" in argv and "user" in self.layers and self.server_uid is not None
+        if server:
+            argv = [*argv, "--worker-uid", str(self.uid)]
         limits = [f"--fsize={FILE_BYTES}", f"--cpu={self.cpu_seconds}", f"--nofile={OPEN_FILES}", "--core=0"]
         if "user" in self.layers:  # the process count is per uid: only meaningful for a uid of its own
             limits.append(f"--nproc={MAX_PROCESSES}")
         argv = ["prlimit", *limits, "--", *argv]
         if "user" in self.layers:
-            argv = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--no-new-privs",
-                    "--inh-caps=-all", "--bounding-set=-all", *dies_with_parent(), "--", *argv]
+            uid = self.server_uid if server else self.uid
+            caps = (["--inh-caps=-all,+setuid,+setgid", "--ambient-caps=+setuid,+setgid",
+                     "--bounding-set=-all,+setuid,+setgid"] if server else ["--inh-caps=-all", "--bounding-set=-all"])
+            argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", *caps,
+                    *dies_with_parent(), "--", *argv]
         if "namespaces" in self.layers:
             argv = ["bwrap", *self._bwrap_options(self.hidden(problems)), "--", *argv]
         return argv
@@ -127,7 +142,12 @@ class Spec:
         """With the user layer alone, make what a worker of `problems` may read readable to the sandbox's uid,
         and their oracles' files not (`hiding.hide_oracles`); the namespaces layer masks them in the command instead."""
         if "user" in self.layers and "namespaces" not in self.layers and hiding.acl_problem() is None:
-            hiding.hide_oracles(self.uid, self.hidden(problems), self.oracles)
+            for uid in self.uids():
+                hiding.hide_oracles(uid, self.hidden(problems), self.oracles)
+
+    def uids(self) -> list[int]:
+        """The sandbox's uids (user layer): its workers', and its fork servers' where it has one."""
+        return [uid for uid in (self.uid, self.server_uid) if uid is not None]
 
     def join(self) -> None:
         """In a worker's process before it starts (Popen's preexec_fn, as the grader's user): into the grading's
@@ -139,7 +159,8 @@ class Spec:
         """The worker's whole environment: nothing of the grader's but what numerics libraries need."""
         env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
         env.update(PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8", HOME=self.home, TMPDIR=self.home,
-                   MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+                   MPLCONFIGDIR=self.home, PYTHONPATH=self.tree, PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1",
+                   PYTHONSAFEPATH="1")  # its home (the folder it starts in) never on its import path
         return env
 
     def _bwrap_options(self, oracles: list[str] = ()) -> list[str]:
@@ -165,17 +186,25 @@ class Spec:
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
         if "user" in self.layers:
-            for folder in SHARED_TMP:
-                uids.remove_owned(Path(folder), self.uid)
-            uids.clear_keyrings(self.uid)
+            for uid in self.uids():
+                for folder in SHARED_TMP:
+                    uids.remove_owned(Path(folder), uid)
+                uids.clear_keyrings(uid)
 
     def kill_all(self, spare: int | None = None) -> None:
-        """Kill every process of the sandbox's uid, those that left the worker's process group included, but
-        `spare` (the grading's fork server, grader/harness/forkserver.py); then hold the uid again (`uids.hold_uid`)
-        until the next worker starts."""
+        """Kill every process of the sandbox's workers' uid, those that left the worker's process group included,
+        but `spare` (the grading's fork server, grader/harness/forkserver.py, which runs as a uid of its own where the
+        sandbox has one: then spared by its uid; `spare` None kills it too); then hold the uids again
+        (`uids.hold_uid`) until the next worker starts."""
         if "user" in self.layers:
-            uids.kill_uid(self.uid) if spare is None else uids.kill_uid_but(self.uid, spare)
-            uids.hold_uid(self.uid)
+            if self.server_uid is None:
+                uids.kill_uid(self.uid) if spare is None else uids.kill_uid_but(self.uid, spare)
+            else:
+                uids.kill_uid(self.uid)
+                if spare is None:
+                    uids.kill_uid(self.server_uid)
+            for uid in self.uids() if spare is None else [self.uid]:
+                uids.hold_uid(uid)
 
 
 # -- the oracles: absent from the worker of their problem (grader/harness/absent.py) --------------------------
@@ -231,6 +260,38 @@ def _interpreter_paths() -> list[str]:
              sysconfig.get_paths()["platlib"]}
     kept = sorted(p for p in paths if os.path.exists(p))
     return [p for p in kept if not _inside(p, [q for q in kept if q != p])]
+
+
+def view() -> tuple[list[str], list[str]]:
+    """What a worker sees (namespaces): the folders bound read-only, and those masked in them."""
+    binds = _interpreter_paths()
+    return binds, [s for s in _secret_paths() if _inside(s, binds)] + unneeded()
+
+
+def warm_view(layers: "Layers") -> dict | None:
+    """Every file of the workers' view in the page cache, where a sandbox runs them (grader/harness/pagecache.py:
+    at most once per WARM_SECONDS in this process). The grader calls it before a grading's clock starts
+    (grader/grading.py); each sandbox again before its first worker, which then costs nothing."""
+    return pagecache.warm(*view()) if layers.active else None
+
+
+@functools.cache
+def unneeded() -> list[str]:
+    """The folders of /usr that no worker needs, masked in its view (the namespaces layer): all but the interpreter,
+    its standard library and packages, the system's shared libraries and locales, and the folders of the tools that
+    start it and that CPython's ctypes asks (setpriv, prlimit, ldconfig); and the base interpreter's own packages where
+    a virtual environment leaves them out of the import path. Fewer files to read (or to
+    probe: grader/harness/pagecache.py)."""
+    paths = sysconfig.get_paths()
+    keep = [p for p in _interpreter_paths() if p != "/usr"] + pagecache.libraries() + [
+        os.path.realpath(sys.executable), paths["stdlib"], paths["platstdlib"], paths["purelib"], paths["platlib"],
+        sysconfig.get_config_var("LIBDIR") or "/usr/lib", "/usr/lib/locale", "/usr/lib64", "/usr/lib32",
+        *[os.path.dirname(p) for tool in ("setpriv", "prlimit", "ldconfig") for p in {shutil.which(tool) or "",
+                                                                          os.path.realpath(shutil.which(tool) or "")}]]
+    unused = [os.path.join(base, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+              for base in {sys.base_prefix, sys.base_exec_prefix} if sys.prefix != sys.base_prefix]
+    unused = [p for p in unused if os.path.isdir(p) and not any(_inside(e, [p]) for e in sys.path if e)]
+    return pagecache.narrowed("/usr", [k for k in keep if k and os.path.exists(k)]) + unused
 
 
 def _secret_paths() -> list[str]:
@@ -394,8 +455,10 @@ class Sandbox:
         self.layers, self.cpu_seconds, self.memory_mb = layers, int(cpu_seconds) + 1, memory_mb
         self.memory_within = memory_within  # where its memory group goes (`memory_group`'s `within`)
         self.uid, self.lock = None, -1
+        self.server_uid, self.server_lock = None, -1  # the fork servers' uid (user layer)
         self.memory_group: Path | None = None
         self.mounted = False
+        self.warmed: dict | None = None  # what warming the page cache read (grader/harness/pagecache.py)
         self.teardown_failures: list[str] = []  # for the operator's log
 
     def __enter__(self) -> "Sandbox":
@@ -420,6 +483,8 @@ class Sandbox:
         if "user" in self.layers.active:
             self.uid, self.lock = uids.claim_uid()
             uids.hold_uid(self.uid)
+            self.server_uid, self.server_lock = uids.claim_uid()
+            uids.hold_uid(self.server_uid)
             self.mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"{HOME_TMPFS},mode=0700,nosuid,nodev",
                                            "ra-sandbox", str(self.home)], capture_output=True).returncode == 0
             os.chown(self.home, self.uid, self.uid)
@@ -434,11 +499,13 @@ class Sandbox:
         boundary.copy_worker_files(self.tree, workspace)
 
     def spec(self) -> Path:
-        """The spec file (in private/) that the test process is given."""
-        binds = _interpreter_paths()
-        masks = [s for s in _secret_paths() if _inside(s, binds)]
+        """The spec file (in private/) that the test process is given. Before it is written (before any worker
+        runs), every file of the workers' view is in the page cache (grader/harness/pagecache.py)."""
+        binds, masks = view()
+        self.warmed = warm_view(self.layers)
         spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
-                    binds, masks, hiding.oracle_files(), str(self.memory_group) if self.memory_group else None)
+                    binds, masks, hiding.oracle_files(), str(self.memory_group) if self.memory_group else None,
+                    self.server_uid)
         path = self.private / "sandbox.json"
         path.write_text(json.dumps(asdict(spec)))
         return path
@@ -451,46 +518,49 @@ class Sandbox:
         if self not in OPEN:
             return
         OPEN.discard(self)
-        if self.uid is not None:
-            # until the uid has had no process for a while: a worker being started when the test process died
+        mine = [uid for uid in (self.uid, self.server_uid) if uid is not None]
+        if mine:
+            # until the uids have had no process for a while: a worker being started when the test process died
             # is still root for a few milliseconds (prlimit, setpriv) before it becomes the uid
             deadline, quiet, alive = time.monotonic() + 10, 0, []
             while quiet < 5 and time.monotonic() < deadline:
-                alive = uids.processes_of(self.uid)
+                alive = [pid for uid in mine for pid in uids.processes_of(uid)]
                 quiet = 0 if alive else quiet + 1
-                if alive:
-                    uids.kill_uid(self.uid)
+                for uid in mine if alive else ():
+                    uids.kill_uid(uid)
                 time.sleep(0.05)
             if alive:
-                self.teardown_failures.append(f"processes of uid {self.uid} survived the teardown: {alive}")
-        if self.uid is not None and "namespaces" not in self.layers.active:
+                self.teardown_failures.append(f"processes of uids {mine} survived the teardown: {alive}")
+        for uid in mine if "namespaces" not in self.layers.active else ():
             try:
                 # the uid's entries removed: it may be another grading's next
-                hiding.hide_oracles(self.uid, [], hiding.oracle_files())
+                hiding.hide_oracles(uid, [], hiding.oracle_files())
             except OSError as exc:
-                self.teardown_failures.append(f"could not lift the oracles' ACL entries of uid {self.uid}: {exc}")
+                self.teardown_failures.append(f"could not lift the oracles' ACL entries of uid {uid}: {exc}")
         if self.mounted and subprocess.run(["umount", "--lazy", str(self.home)], capture_output=True).returncode:
             self.teardown_failures.append(f"could not unmount {self.home}")
         failures = self.teardown_failures
         shutil.rmtree(self.top, onerror=lambda _f, path, e: failures.append(f"could not remove {path}: {e[1]}"))
-        if self.uid is not None:
+        for uid in mine:
             for folder in SHARED_TMP:
-                self.teardown_failures += uids.remove_owned(Path(folder), self.uid)
-            self._remove_ipc()
-            self.teardown_failures += filter(None, [uids.clear_keyrings(self.uid)])
+                self.teardown_failures += uids.remove_owned(Path(folder), uid)
+            self.teardown_failures += filter(None, [uids.clear_keyrings(uid)])
+        if mine:
+            self._remove_ipc(set(mine))
         if self.memory_group is not None:
             try:
                 self.memory_group.rmdir()  # its processes are gone; what its files held is its parent's now
             except OSError as exc:
                 self.teardown_failures.append(f"could not remove the memory cgroup {self.memory_group}: {exc}")
-        if self.lock >= 0:
-            os.close(self.lock)  # the uid is free for another grading
+        for lock in (self.lock, self.server_lock):
+            if lock >= 0:
+                os.close(lock)  # the uid is free for another grading
         os.close(self.in_use)
 
-    def _remove_ipc(self) -> None:
-        """Remove the System V IPC objects of the sandbox's uid: they outlive processes (with the namespaces
+    def _remove_ipc(self, owners: set[int]) -> None:
+        """Remove the System V IPC objects of the sandbox's uids: they outlive processes (with the namespaces
         layer, they die with the ipc namespace)."""
-        for kind, ipc_id in uids.ipc_objects({self.uid}):
+        for kind, ipc_id in uids.ipc_objects(owners):
             if subprocess.run(["ipcrm", uids.IPC_KINDS[kind], ipc_id], capture_output=True).returncode:
                 self.teardown_failures.append(f"could not remove System V {kind} {ipc_id}")
 
@@ -523,8 +593,10 @@ def doctor(mode: str = "auto") -> str:
     why = kernel_filter_problem()
     rows.append(f"{'seccomp':<11} {'off' if why else 'on '}  " + (why + ": new processes, ptrace and other processes' "
                 "memory are then only evidence for review (the guard)" if why else
-                "the worker's kernel filter: no new process, no ptrace, no other process's memory, no signal but "
-                "to itself, no keyrings, message queues, memfd or io_uring; threads allowed"))
+                "the worker's kernel filter, an allowlist: no new process, no ptrace, no other process's memory, "
+                "no signal, fd ownership, limit or priority but its own, no keyrings, message queues, memfd, "
+                "io_uring, sockets or locks, no page-cache queries or eviction; threads allowed; the fork server "
+                "as a uid of its own where the grader is root"))
     rows.append("")
     rows.append(layers.describe())
     rows.append("batch (other people's code): " + ("allowed" if layers.sandboxed else "refused without --no-sandbox"))

@@ -171,22 +171,34 @@ def uid_token(uid: int) -> int | None:
     return token.detach()
 
 
-KEYCTL_GET_KEYRING_ID, KEYCTL_CLEAR = 0, 7
-
-
+KEYCTL_GET_KEYRING_ID, KEYCTL_INVALIDATE = 0, 21
 KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 
 
+def key_users() -> dict[int, int]:
+    """uid -> how many keys (keyrings included) the kernel holds for it (/proc/key-users)."""
+    found = {}
+    try:
+        for line in Path("/proc/key-users").read_text().splitlines():
+            uid, _, rest = line.partition(":")
+            found[int(uid)] = int(rest.split()[1].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return found
+
+
 def clear_keyrings(uid: int) -> str | None:
-    """Empty the keyrings of `uid` that outlive its processes (its user and user-session keyrings: the kernel keeps
-    them for the uid, and the next grading may run as it), from a child that takes the uid (the keyring calls
-    act on the caller's own). Refused to the worker by its filter (grader/harness/seccomp.py); this clears what
-    a worker without one left. None, or what went wrong."""
+    """Invalidate the keyrings of `uid` that outlive its processes (its user and user-session keyrings: the kernel
+    keeps them for the uid, and a later grading may run as it), from a child that takes the uid (the keyring calls
+    act on the caller's own): the kernel's collector then removes them, keys and all, and the uid keeps nothing. A
+    uid without keys is left alone: looking its keyrings up would create them. Refused to the worker by its filter
+    (grader/harness/seccomp.py); this clears what a worker without one, or the kernel itself, left. None, or what
+    went wrong."""
     import ctypes
 
     from grader.harness import seccomp
 
-    if seccomp.number("keyctl") is None:
+    if seccomp.number("keyctl") is None or not key_users().get(uid):
         return None
     keyctl = ctypes.c_long(seccomp.number("keyctl"))
     libc = ctypes.CDLL(None, use_errno=True)
@@ -198,10 +210,11 @@ def clear_keyrings(uid: int) -> str | None:
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
             code = 0
-            for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
-                # asked without creating it: a uid that never made one is left without
-                if libc.syscall(keyctl, KEYCTL_GET_KEYRING_ID, keyring, 0) > 0 and libc.syscall(
-                        keyctl, KEYCTL_CLEAR, keyring) != 0:
+            # both serials first: looking either up again would make the other anew
+            serials = [libc.syscall(keyctl, KEYCTL_GET_KEYRING_ID, spec, 0)
+                       for spec in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING)]
+            for serial in serials:
+                if serial <= 0 or libc.syscall(keyctl, KEYCTL_INVALIDATE, serial) != 0:
                     code = 2
         finally:
             os._exit(code)

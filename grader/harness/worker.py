@@ -244,6 +244,8 @@ def main() -> None:
     parser.add_argument("--problem", default=None, help="the problem whose tests this worker answers")
     parser.add_argument("--fork-for", default=None,
                         help="a fork server (grader/harness/forkserver.py) for these problems, comma-separated")
+    parser.add_argument("--worker-uid", type=int, default=None,
+                        help="a fork server's: the uid its workers become (it runs as another)")
     options = parser.parse_args()
     from grader.harness import absent
 
@@ -260,8 +262,9 @@ def main() -> None:
         from grader.harness import forkserver
 
         gc.freeze()  # the children's collections leave the server's objects alone: fewer pages copied on write
+        platform.processor()  # cached for its children: the server's filter refuses them `uname -p`, a new program
         seccomp.install(server=True)  # its children inherit it and add the worker's
-        options.problem = forkserver.serve(control, forkable, import_ahead)  # returns in a child, its worker
+        options.problem = forkserver.serve(control, forkable, import_ahead, options.worker_uid)  # returns in a child
         start_worker(options, [], scenarios, forked=True)
     else:
         start_worker(options, stubbed)

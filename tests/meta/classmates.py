@@ -62,12 +62,15 @@ def function_swapped(source: str, problem: str) -> str:
 
 EDITS = {"renamed": lambda s, p: rewrites.renamed(s), "reordered": lambda s, p: rewrites.reordered(s),
          "padded": lambda s, p: rewrites.padded(s), "re-emitted": lambda s, p: rewrites.reemitted(s),
-         "commented": lambda s, p: commented(s), "function swapped": function_swapped}
+         "commented": lambda s, p: commented(s), "function swapped": function_swapped,
+         # issue 53: taken whole, reordered, padded, every statement changed in what does nothing, bare CR line ends
+         "disguised": lambda s, p: rewrites.carriage_returns(rewrites.reordered(s))}
 
 # problem -> how each copy after the first (the reference's module) was edited; "pasted" is a function of the
 # reference pasted below the copier's own honest module. adamw and gradient_accumulation stay honest: the honest
 # adamw (tests/meta/honest/) and the reference's are two students' independent work.
-PLANTED = {"tensors": ["renamed"], "mini_einops": ["reordered"], "flops": ["padded"], "precision": ["re-emitted"],
+PLANTED = {"tensors": ["renamed"], "mini_einops": ["reordered"], "flops": ["padded", "disguised"],
+           "precision": ["re-emitted"],
            "roofline": ["commented"], "activation_checkpointing": ["function swapped"], "benchmarking": ["pasted"],
            "memory": ["renamed", "reordered"], "einops_practice": ["padded", "commented"]}
 

@@ -121,8 +121,42 @@ def padded(source: str) -> str:
     return ast.unparse(tree)
 
 
+class _DoingNothing(ast.NodeTransformer):
+    """Every value assigned or returned as `value if True else None`, and an unread keyword parameter on every
+    function: each statement's tokens changed, and nothing it does."""
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        node.value = ast.IfExp(ast.Constant(True), node.value, ast.Constant(None))
+        return node
+
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if node.value is not None:
+            node.value = ast.IfExp(ast.Constant(True), node.value, ast.Constant(None))
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.args.kwonlyargs.append(ast.arg("zq_unused"))
+        node.args.kw_defaults.append(ast.Constant(0))
+        return node
+
+
+def disguised(source: str) -> str:
+    """Padded (`padded`), and every statement changed in what does nothing (issue 53: 4 statements in order, 5% of
+    the fingerprints before the copy check read what runs)."""
+    return ast.unparse(_DoingNothing().visit(ast.parse(padded(source))))
+
+
+def carriage_returns(source: str) -> str:
+    """`disguised`, with bare carriage returns for line ends: Python reads it with universal newlines (issue 53: the
+    copy check's tokenizer saw one line and one statement)."""
+    return disguised(source).replace("\n", "\r")
+
+
 REWRITES = {"renamed": renamed, "reordered": lambda s: renamed(reordered(s)), "re-emitted": reemitted,
-            "padded": padded}
+            "padded": padded, "disguised, padded": disguised, "disguised, padded, bare CR": carriage_returns}
 
 
 def pasted_part(problem_id: str, lines: int = 120) -> str:

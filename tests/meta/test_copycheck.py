@@ -12,7 +12,10 @@ prints the figures the thresholds were chosen on (the comment beside them in gra
 """
 
 import ast
+import base64
 import inspect
+import io
+import textwrap
 import time
 from pathlib import Path
 
@@ -180,21 +183,80 @@ def test_the_sources_kept_on_disk_are_those_read_anew(monkeypatch, tmp_path):
     assert copycheck._sources(files) == ("read anew", "read anew")
 
 
-@pytest.mark.parametrize("encode", ["b85+zlib", "b64+lzma", "hex", "plain"])
-def test_code_carried_as_data_is_evidence_and_the_copy_in_it_is_found(encode):
+def _carried(encode: str, data: bytes) -> str:
+    """`data` carried in a module as `encode` says, as the text of a literal."""
     import base64
     import binascii
     import lzma
+    import zipfile
     import zlib
 
+    if encode == "zip in small ints":
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("counter.py", data)
+        return repr(tuple(archive.getvalue()))
+    return repr({"b85+zlib": lambda: base64.b85encode(zlib.compress(data)).decode(),
+                 "b64+lzma": lambda: base64.b64encode(lzma.compress(data)).decode(),
+                 "hex": lambda: binascii.hexlify(data).decode(), "plain": lambda: data.decode()}[encode]())
+
+
+@pytest.mark.parametrize("encode", ["b85+zlib", "b64+lzma", "hex", "plain", "zip in small ints"])
+def test_code_carried_as_data_is_evidence_and_the_copy_in_it_is_found(encode):
+    # whatever decodes it (here a call the copy check has no name for): its size is evidence, and the copy in it found
     oracle = Path(installed("torch/utils/flop_counter.py")).read_bytes()
-    carried = {"b85+zlib": lambda: base64.b85encode(zlib.compress(oracle)), "b64+lzma": lambda: base64.b64encode(
-        lzma.compress(oracle)), "hex": lambda: binascii.hexlify(oracle), "plain": lambda: oracle}[encode]().decode()
-    text = stub("flops") + f"\n_CARRIED = {carried!r}\n_ns = {{}}\nexec(compile(_CARRIED, '<x>', 'exec'), _ns)\n"
+    text = stub("flops") + f"\n_CARRIED = {_carried(encode, oracle)}\n_ns = {{}}\n_run = getattr(__builtins__, " \
+        "'ex' + 'ec')\n"
     lines = copycheck.evidence({"flops": text.encode()})
-    assert any(line.startswith("[copy]") and "decoded from the literal" in line for line in lines), lines
-    assert any("calls exec" in line for line in lines) and any("calls compile" in line for line in lines), lines
-    assert any("without a space" in line for line in lines) == (encode != "plain"), lines
+    assert any(line.startswith("[copy]") and "decoded from its literals" in line for line in lines), lines
+    assert any(line.startswith("[data] flops.py: ") for line in lines), lines
+
+
+def test_a_payload_split_over_many_short_literals_counts_whole():
+    chunks = [repr(bytes(range(i, i + 40)).hex()) for i in range(0, 200, 2)]  # 100 literals of 80 characters
+    text = stub("flops") + "\n_PARTS = [" + ", ".join(chunks) + "]\n"
+    (line,) = copycheck.evidence({"flops": text.encode()})
+    assert line.startswith("[data] flops.py: 8000 characters of literals"), line
+
+
+def test_comments_and_docstrings_count_only_where_the_module_can_read_them():
+    comments = "".join(f"# {i:04d} " + "x" * 60 + "\n" for i in range(100))  # 6,800 characters
+    assert copycheck.evidence({"flops": (stub("flops") + comments).encode()}) == []
+    reading = stub("flops") + comments + "_OWN = open(__file__).read()\n"
+    (line,) = copycheck.evidence({"flops": reading.encode()})
+    assert "its docstrings and comments: it can read its own source" in line, line
+    documented = stub("flops") + '\ndef _helper():\n    """' + "y" * 6000 + '"""\n'
+    assert copycheck.evidence({"flops": documented.encode()}) == []
+    assert copycheck.evidence({"flops": (documented + "_DOC = _helper.__doc__\n").encode()})
+
+
+def test_honest_habits_with_text_and_data_are_no_evidence():
+    # issue 53: formulas kept as short strings and eval'd without builtins, a frozen copy of a dict of ints through
+    # pickle, a ContextVar whose name holds an oracle's: none is evidence (they were flagged by the calls' names)
+    habits = stub("flops") + textwrap.dedent("""
+        import contextvars
+        import pickle
+
+        _FORMULAS = {"matmul": "2 * b * d * k", "linear": "2 * t * i * o + (t * o if bias else 0)"}
+        _DEPTH = contextvars.ContextVar("flop_counter_depth", default=0)
+        _SIZES = pickle.loads(pickle.dumps({"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}))
+
+
+        def matmul_flops(b, d, k):
+            return eval(_FORMULAS["matmul"], {"__builtins__": {}}, {"b": b, "d": d, "k": k})
+    """)
+    assert copycheck.evidence({"flops": habits.encode()}) == []
+
+
+def test_a_decompression_bomb_is_read_to_a_bound():
+    import bz2
+
+    bomb = repr(base64.b64encode(bz2.compress(b"# a comment line that repeats\n" * 2_000_000)).decode())
+    text = stub("flops") + "".join(f"\n_B{i} = {bomb}" for i in range(12)) + "\n"
+    start = time.process_time()
+    lines = copycheck.evidence({"flops": text.encode()})
+    assert time.process_time() - start < 20, "each decoding stops at DECODED_BYTES"
+    assert not any(line.startswith("[copy]") for line in lines), lines
 
 
 def test_long_prose_and_honest_code_are_not_data():
@@ -202,6 +264,8 @@ def test_long_prose_and_honest_code_are_not_data():
     modules = {m: (stub(m) + "\nEXTRA = 1\n").encode() for m in MODULES}
     modules["adamw"] = (ROOT / "tests" / "meta" / "honest" / "adamw.py").read_bytes()
     assert copycheck.evidence(modules) == []
+    payloads = [copycheck.payload(m, reference(m)).characters for m in MODULES]
+    assert max(payloads) < copycheck.PAYLOAD_CHARACTERS / 2, payloads  # room for a student's own messages
 
 
 def test_broken_or_empty_modules_are_read_without_error():

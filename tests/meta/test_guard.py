@@ -591,6 +591,102 @@ def test_code_the_student_compiles_from_data_is_evidence(worker_tree):
     assert len(reported) == 1 and "characters of code given as data" in reported[0], reported
 
 
+IMPORTED_FROM_ELSEWHERE = {
+    # issue 53: the code written into the worker's own folder, then imported (importlib compiles it, under its own
+    # name: no compile of the student's, no long literal)
+    "a file it wrote": """
+        def attack():
+            import importlib, os, shutil, sys, tempfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            try:
+                with open(os.path.join(folder, "counter_copy.py"), "w") as f:
+                    f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                sys.path.insert(0, folder)
+                return importlib.import_module("counter_copy").flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
+    """,
+    "an archive": """
+        def attack():
+            import os, shutil, sys, tempfile, zipfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            try:
+                path = os.path.join(folder, "carried.zip")
+                with zipfile.ZipFile(path, "w") as z:
+                    z.writestr("carried_counter.py", "def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                sys.path.insert(0, path)
+                import carried_counter
+                return carried_counter.flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
+    """,
+    "memory": """
+        import importlib.abc as _abc, importlib.util as _util, sys as _sys
+
+        class _Memory(_abc.MetaPathFinder, _abc.InspectLoader):
+            def find_spec(self, name, path=None, target=None):
+                return _util.spec_from_loader(name, self) if name == "memory_counter" else None
+
+            def get_source(self, name):
+                return "def flops(b, d, k):\\n    return 2 * b * d * k\\n"
+
+        def attack():
+            _sys.meta_path.insert(0, _Memory())
+            import memory_counter
+            return memory_counter.flops(1, 2, 3)
+    """,
+    "a loader called by hand": """
+        def attack():
+            import importlib.util, os, shutil, tempfile
+            folder = tempfile.mkdtemp(prefix="ra-hostile-")
+            try:
+                path = os.path.join(folder, "by_hand.py")
+                with open(path, "w") as f:
+                    f.write("def flops(b, d, k):\\n    return 2 * b * d * k\\n")
+                spec = importlib.util.spec_from_file_location("by_hand", path)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                return module.flops(1, 2, 3)
+            finally:
+                shutil.rmtree(folder)
+    """,
+}
+
+
+@pytest.mark.parametrize("where", sorted(IMPORTED_FROM_ELSEWHERE))
+def test_code_that_reaches_the_import_system_from_elsewhere_is_evidence(worker_tree, where):
+    """Code reaching the worker's import system from anywhere but the submission's files and the installed
+    environment (a folder it wrote, an archive, memory) is evidence, whoever compiles it (issue 53: importlib did)."""
+    outcome, reported = call_attack(worker_tree, "flops", IMPORTED_FROM_ELSEWHERE[where])
+    assert outcome == 12, outcome
+    assert any("reaches the import system from elsewhere" in line for line in reported), reported
+
+
+def test_importing_from_the_installed_environment_and_generated_classes_are_no_evidence(worker_tree):
+    """What the standard library generates (a dataclass's methods, a namedtuple) and modules imported lazily from
+    the installed environment are no evidence; nor is importing a module of the submission's own."""
+    outcome, reported = call_attack(worker_tree, "flops", """
+        import dataclasses as _dataclasses
+
+        @_dataclasses.dataclass(frozen=True)
+        class _Layer:
+            index: int
+            fan_in: int
+            fan_out: int
+            bias: bool = False
+            name: str = "layer"
+            scale: float = 1.0
+
+        def attack():
+            import collections, fractions, json, statistics
+            point = collections.namedtuple("Point", "x y z")(1, 2, 3)
+            return [_Layer(0, 2, 3).fan_out, point.z, json.loads("[1]")[0], int(statistics.median([1, 2, 3])),
+                    fractions.Fraction(1, 2).denominator]
+    """)
+    assert outcome == [3, 3, 1, 2, 2], outcome
+    assert not reported, reported
+
+
 def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
     from grader.harness import seccomp
 
@@ -621,15 +717,20 @@ def test_new_processes_are_refused_by_the_kernel_and_threads_run(worker_tree):
     assert outcome == [True] * 7, outcome
 
 
-def test_kernel_state_that_outlives_a_process_and_signals_beyond_itself_are_refused(worker_tree):
-    """Keyrings, POSIX message queues, memfd, io_uring, userfaultfd (a channel to the next grading, memory that no
-    rlimit counts, kernel interfaces no solution needs) and signals or pidfds aimed at another process of the
-    uid (the fork server, another problem's worker): EPERM. Signals to the worker itself still work."""
+def syscall_numbers() -> dict[str, int]:
+    """This machine's system call numbers, where the worker's filter holds here (the test is skipped elsewhere)."""
     from grader.harness import seccomp
 
     if seccomp.unsupported():
         pytest.skip(f"no seccomp filter here: {seccomp.unsupported()}")
-    numbers = seccomp.ARCHITECTURES[platform.machine()][2]
+    return seccomp.ARCHITECTURES[platform.machine()][2]
+
+
+def test_kernel_state_that_outlives_a_process_and_signals_beyond_itself_are_refused(worker_tree):
+    """Keyrings, POSIX message queues, memfd, io_uring, userfaultfd (a channel to the next grading, memory that no
+    rlimit counts, kernel interfaces no solution needs) and signals or pidfds aimed at another process of the
+    uid (the fork server, another problem's worker): EPERM. Signals to the worker itself still work."""
+    numbers = syscall_numbers()
     outcome, _ = call_attack(worker_tree, "flops", f"""
         def attack():
             import ctypes, os, signal, threading
@@ -659,6 +760,7 @@ def test_kernel_state_that_outlives_a_process_and_signals_beyond_itself_are_refu
             outcome["itself"] = True
             return outcome
     """)
+    assert isinstance(outcome, dict), repr(outcome) + getattr(outcome, "__notes__", [""])[0]
     assert outcome == dict.fromkeys(outcome, True) and len(outcome) == 13, outcome
 
 
@@ -667,11 +769,115 @@ def test_the_fork_servers_filter_refuses_kernel_state_and_allows_its_forks():
 
     for machine in seccomp.ARCHITECTURES:
         numbers = seccomp.ARCHITECTURES[machine][2]
-        server = {k for code, _, _, k in seccomp.program(machine) if code == seccomp.JEQ_K}
-        worker = {k for code, _, _, k in seccomp.program(machine, pid=7) if code == seccomp.JEQ_K}
-        assert {numbers[name] for name in seccomp.SHARED} <= server, machine
-        assert not {numbers[name] for name in ("fork", "clone", "kill", "prctl", "execve") if name in numbers} & server
-        assert {numbers[name] for name in (*seccomp.REFUSED, *seccomp.SIGNALS) if name in numbers} <= worker
+        server, worker = seccomp.policy("server"), seccomp.policy("worker")
+        refused = [name for names in seccomp.REFUSED.values() for name in names if name not in seccomp.SERVER_NEEDS]
+        assert all(server[name] == ((), seccomp.EPERM) for name in refused), machine
+        assert all(server[name] == ((), seccomp.ALLOW) for name in seccomp.SERVER_NEEDS), machine
+        assert server["execve"] == ((), seccomp.EPERM), "a fork server forks; it never runs another program"
+        assert all(worker[name] == ((), seccomp.EPERM) for names in seccomp.REFUSED.values() for name in names)
+        assert seccomp.program(machine, pid=7) and seccomp.program(machine) and seccomp.program(machine, kind="box")
+        assert "clone3" in numbers and worker["clone3"] == ((), seccomp.ENOSYS)
+
+
+def test_the_filter_is_an_allowlist_whose_unlisted_calls_answer_enosys(worker_tree):
+    """A call no category names (here: mbind, kexec_load, a number past every table) answers ENOSYS, as an old kernel
+    would; what reaches another process or shared state answers EPERM; ordinary habits run: threads, temporary
+    files, statistics, clocks, getrandom, an alarm to itself."""
+    from grader.harness import seccomp
+
+    if seccomp.unsupported():
+        pytest.skip(f"no seccomp filter here: {seccomp.unsupported()}")
+    outcome, evidence = call_attack(worker_tree, "flops", """
+        def attack():
+            import concurrent.futures, ctypes, os, random, secrets, signal, statistics, tempfile, threading, time
+            libc = ctypes.CDLL(None, use_errno=True)
+
+            def answer(result):
+                return "ok" if result != -1 else {1: "EPERM", 38: "ENOSYS"}.get(ctypes.get_errno(), ctypes.get_errno())
+
+            unlisted = {"mbind": answer(libc.syscall(237 if os.uname().machine == "x86_64" else 235, 0, 0, 0, 0, 0,
+                                                     0)),
+                        "beyond": answer(libc.syscall(1000, 0))}
+            with tempfile.TemporaryDirectory() as folder:
+                with tempfile.NamedTemporaryFile("w+", dir=folder, delete=False) as f:
+                    f.write("x" * 1000)
+                os.rename(f.name, f.name + ".renamed")
+                files = len(os.listdir(folder))
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                squares = sum(pool.map(lambda x: x * x, range(100)))
+            fired = []
+            signal.signal(signal.SIGALRM, lambda *_: fired.append(1))
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            start = time.perf_counter()
+            while not fired and time.perf_counter() - start < 5:
+                time.sleep(0.001)
+            habits = [files, squares, statistics.stdev([1.0, 2.0, 4.0]) > 0, len(os.urandom(16)),
+                      len(secrets.token_hex(8)), random.SystemRandom().random() < 1, time.process_time() >= 0,
+                      fired == [1], os.cpu_count() >= 1, threading.active_count() >= 1]
+            return unlisted, habits
+    """)
+    assert isinstance(outcome, tuple), repr(outcome) + getattr(outcome, "__notes__", [""])[0]
+    unlisted, habits = outcome
+    assert unlisted == {"mbind": "ENOSYS", "beyond": "ENOSYS"}, outcome
+    assert habits == [1, 328350, True, 16, 16, True, True, True, True, True], outcome
+    assert all("ctypes" in line for line in evidence), evidence  # (the unlisted calls' own)
+
+
+def test_what_reaches_another_process_or_the_page_cache_is_refused(worker_tree):
+    """Issue 53's channels and levers, each refused by the kernel (EPERM) at the worker, while the same calls on
+    itself still work: fcntl(F_SETOWN) toward its parent (F_SETOWN_EX, locks), prlimit, setpriority and affinity
+    on its parent, and the page cache's residency (mincore, preadv2(RWF_NOWAIT)) and eviction (fadvise(DONTNEED),
+    madvise(PAGEOUT, COLD)), readahead; a socket."""
+    numbers = syscall_numbers()
+    outcome, _ = call_attack(worker_tree, "flops", f"""
+        def attack():
+            import ctypes, fcntl, os, socket
+            libc = ctypes.CDLL(None, use_errno=True)
+            n = {numbers!r}
+            parent, me = os.getppid(), os.getpid()
+
+            def answer(call):
+                try:
+                    result = call()
+                except OSError as exc:
+                    return {{1: "EPERM"}}.get(exc.errno, exc.errno)
+                return "ok" if result != -1 else {{1: "EPERM"}}.get(ctypes.get_errno(), ctypes.get_errno())
+
+            read, write = os.pipe()
+            path = os.__file__  # a file every sandbox binds
+            fd = os.open(path, os.O_RDONLY)
+            vector = (ctypes.c_char * 4096)()
+            iov = (ctypes.c_void_p * 2)(ctypes.addressof(vector), 4096)
+            libc.mmap.restype = ctypes.c_void_p
+            mapped = libc.mmap(None, 4096, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+            return {{
+                "F_SETOWN parent": answer(lambda: fcntl.fcntl(read, fcntl.F_SETOWN, parent)),
+                "F_SETOWN itself": answer(lambda: fcntl.fcntl(read, fcntl.F_SETOWN, me)),
+                "F_SETOWN_EX": answer(lambda: libc.syscall(n["fcntl"], read, 15, ctypes.byref((ctypes.c_int * 2)()))),
+                "lock": answer(lambda: fcntl.flock(fd, fcntl.LOCK_SH)),
+                "prlimit parent": answer(lambda: libc.syscall(n["prlimit64"], parent, 0, None,
+                                                              ctypes.create_string_buffer(16))),
+                "prlimit itself": answer(lambda: libc.syscall(n["prlimit64"], 0, 0, None,
+                                                              ctypes.create_string_buffer(16))),
+                "setpriority parent": answer(lambda: os.setpriority(os.PRIO_PROCESS, parent, 19)),
+                "setpriority user": answer(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
+                "affinity parent": answer(lambda: os.sched_setaffinity(parent, {{0}})),
+                "mincore": answer(lambda: libc.syscall(n["mincore"], ctypes.c_void_p(mapped), 4096,
+                                                       ctypes.create_string_buffer(1))),
+                "RWF_NOWAIT": answer(lambda: libc.syscall(n["preadv2"], fd, iov, 1, 0, 0, 8)),
+                "preadv2": answer(lambda: libc.syscall(n["preadv2"], fd, iov, 1, 0, 0, 0)),
+                "fadvise DONTNEED": answer(lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)),
+                "fadvise SEQUENTIAL": answer(lambda: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)),
+                "madvise PAGEOUT": answer(lambda: libc.madvise(ctypes.c_void_p(mapped), 4096, 21)),
+                "madvise COLD": answer(lambda: libc.madvise(ctypes.c_void_p(mapped), 4096, 20)),
+                "readahead": answer(lambda: libc.syscall(n["readahead"], fd, 0, 4096)),
+                "socket": answer(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
+            }}
+    """)
+    assert isinstance(outcome, dict), repr(outcome) + getattr(outcome, "__notes__", [""])[0]
+    refused = {name: "EPERM" for name in outcome if not name.endswith(("itself", "SEQUENTIAL")) and name != "preadv2"}
+    assert outcome == {**refused, "F_SETOWN itself": "ok", "prlimit itself": "ok", "preadv2": "ok",
+                       "fadvise SEQUENTIAL": "ok"}, outcome
 
 
 WORKER_STARTS = '''

@@ -10,6 +10,7 @@ import base64
 import csv
 import ctypes
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -27,10 +29,11 @@ import pytest
 from grader import kept, messages
 from grader.batch import webreport
 from grader.fingerprints import cache as answers_cache
+from grader.grading import FINGERPRINT_MIN_SECONDS, reserved
 from grader.harness import sandbox, seccomp, uids
 from grader.registry import BY_ID
 from grader.sources import not_started
-from tests.meta import rewrites, webpages
+from tests.meta import bombs, rewrites, webpages
 from tests.meta.suite import ROOT, grader_env
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
@@ -40,10 +43,24 @@ CASES = sorted(p.stem for p in HOSTILE.glob("*.py"))
 REFERENCE = "reference-copy"
 HONEST = "reference-with-honest-habits"
 # An honest solution's unusual habits, appended to a copy of the reference: standard-library helpers that look
-# at the platform or build classes, a thread pool, a cache, a finalizer and logging, in the calls graded.
+# at the platform or build classes, a thread pool, a cache, a finalizer and logging, in the calls graded; and (issue
+# 53) a formula kept as a short string and evaluated without builtins, a frozen copy of a dict of ints through pickle,
+# a ContextVar whose name holds the oracle's ("flop_counter"): none of them evidence.
 HONEST_HABITS = """
-import collections, functools, logging, platform, typing, weakref
+import collections, contextvars, functools, logging, pickle, platform, typing, weakref
 from concurrent.futures import ThreadPoolExecutor
+
+_AS_TEXT = {"matmul": "2 * b * d * k"}  # a formula kept as text
+_WIDTHS = pickle.loads(pickle.dumps({"mm": 2, "bmm": 3}))
+_DEPTH = contextvars.ContextVar("flop_counter_depth", default=0)
+
+
+def matmul_flops(b, d, k):
+    depth = _DEPTH.set(_DEPTH.get() + 1)
+    try:
+        return eval(_AS_TEXT["matmul"], {"__builtins__": {}}, {"b": b, "d": d, "k": k}) * _WIDTHS["mm"] // 2
+    finally:
+        _DEPTH.reset(depth)
 
 Number = typing.TypeVar("Number", int, float)
 Layer = collections.namedtuple("Layer", "index fan_in fan_out")
@@ -155,7 +172,15 @@ def case_source(case: str, listener: str) -> str:
         attack = attack.replace('"__ENCODED_ORACLE__"', repr(base64.b85encode(zlib.compress(oracle)).decode()))
     if "# __PADDED_ORACLE__" in attack:
         attack = attack.replace("# __PADDED_ORACLE__", rewrites.padded(rewrites.pasted_part("flops")))
-    return (ROOT / "assignment" / "flops.py").read_text() + "\n\n# -- the attack --\n" + attack
+    if "# __DISGUISED_ORACLE__" in attack:
+        attack = attack.replace("# __DISGUISED_ORACLE__", rewrites.carriage_returns(rewrites.pasted_part("flops")))
+    if '"__ZIPPED_ORACLE__"' in attack:
+        oracle = Path(rewrites.installed("torch/utils/flop_counter.py")).read_bytes()
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as packed:
+            packed.writestr("ra_hostile_counter.py", oracle)
+        attack = attack.replace('"__ZIPPED_ORACLE__"', repr(tuple(archive.getvalue())))
+    return bombs.case((ROOT / "assignment" / "flops.py").read_text(), attack)  # its bombs made (tests/meta/bombs.py)
 
 
 def build_corpus(folder: Path, listener: str) -> None:
@@ -378,7 +403,10 @@ class CorpusGraded:
             results = json.loads(corpus["results"][case])
             ran = results.get("extra_data", {}).get("fingerprints", {})
             broken = any(t["output"].count("Does not import: ") for t in results["tests"])
-            out_of_time = TIME_LIMIT_REACHED in results["output"]  # nothing left to run them again in
+            # nothing left to run them again in: the limit reached, or its tests ended too near it (grader/grading.py
+            # FINGERPRINT_MIN_SECONDS: a case whose calls sleep to their backstops ends where the machine's load says)
+            out_of_time = TIME_LIMIT_REACHED in results["output"] or not ran and results["execution_time"] > \
+                TIME_LIMIT - reserved(TIME_LIMIT) - FINGERPRINT_MIN_SECONDS
             expected = None if not_started(case_source(case, "")) or broken or out_of_time else ["flops"]
             assert ran.get("problems") == expected, f"{case}: fingerprints {ran or 'did not run'}, expected {expected}"
             assert not ran.get("error"), \
@@ -643,3 +671,191 @@ def test_batch_refuses_to_run_without_a_sandbox(tmp_path, monkeypatch, capsys):
     assert cli.main(["batch", str(tmp_path), "--out", str(tmp_path / "grades")]) == 2
     assert "--no-sandbox" in capsys.readouterr().err
     assert not (tmp_path / "grades").exists(), "nothing was graded"
+
+
+# -- channels between two gradings (issue 53) ---------------------------------------------------------------------
+
+# Files every sandbox binds and no grading reads: the page cache's bits. Both sides find them under torch's folder.
+CHANNEL_FILES = """
+import os as _os
+import torch as _torch
+
+_FOLDER = _os.path.join(_os.path.dirname(_torch.__file__), "include", "c10", "util")
+_FILES = sorted(_os.path.join(_FOLDER, name) for name in _os.listdir(_FOLDER)
+                if name.endswith(".h") and _os.path.getsize(_os.path.join(_FOLDER, name)) > 8192)[:16]
+_PATTERN = [1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]
+"""
+# The probe: a first read of each file timed (a cached page is read in microseconds, one from the disk in many
+# more), against reads of a file that is certainly cached; and preadv2(RWF_NOWAIT), which fails where a page is not.
+PROBE = """
+import ctypes as _ctypes
+import time as _time
+
+
+def _first_read_ns(path):
+    fd = _os.open(path, _os.O_RDONLY)
+    try:
+        start = _time.perf_counter_ns()
+        _os.pread(fd, 4096, 0)
+        return _time.perf_counter_ns() - start
+    finally:
+        _os.close(fd)
+
+
+def _probe(files):
+    cached = sorted(_first_read_ns(_os.__file__) for _ in range(15))[7]
+    threshold = max(20_000, 4 * cached)
+    bits = [int(_first_read_ns(path) < threshold) for path in files]
+    libc = _ctypes.CDLL(None, use_errno=True)
+    buffer = _ctypes.create_string_buffer(4096)
+    iov = (_ctypes.c_void_p * 2)(_ctypes.addressof(buffer), 4096)
+    fd = _os.open(files[0], _os.O_RDONLY)
+    nowait = libc.syscall(__PREADV2__, fd, iov, 1, 0, 0, 8)
+    _os.close(fd)
+    return bits, "refused" if nowait == -1 and _ctypes.get_errno() == 1 else "answered"
+"""
+# One grading's worker plants every kind of channel it can: pages of the channel's files evicted where the bit is 0
+# (fadvise, madvise: refused) and read where it is 1; its fork server's limits, priority and signals by a pipe's
+# owner (refused: another uid, and the filter); a key in each keyring it has (refused).
+PLANT = """
+import fcntl as _fcntl
+import mmap as _mmap
+import signal as _signal
+
+
+def _outcome(action):
+    try:
+        result = action()
+        return "done" if result in (None, 0) or result is True else f"returned {result}"
+    except OSError as exc:
+        return f"errno {exc.errno}"
+
+
+def _plant():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def call(*args):
+        return 0 if libc.syscall(*args) == 0 else f"errno {ctypes.get_errno()}"
+
+    found = {}
+    for bit, path in zip(_PATTERN, _FILES):
+        fd = _os.open(path, _os.O_RDONLY)
+        if bit:
+            _os.pread(fd, 1 << 20, 0)
+        else:
+            found.setdefault("fadvise", _outcome(lambda: _os.posix_fadvise(fd, 0, 0, _os.POSIX_FADV_DONTNEED)))
+            view = _mmap.mmap(fd, 0, prot=_mmap.PROT_READ)
+            found.setdefault("madvise", _outcome(lambda: view.madvise(21)))  # MADV_PAGEOUT
+            view.close()
+        _os.close(fd)
+    server = _os.getppid()
+    read, write = _os.pipe()
+    found["F_SETOWN server"] = _outcome(lambda: _fcntl.fcntl(read, _fcntl.F_SETOWN, server))
+    found["F_SETSIG"] = _outcome(lambda: _fcntl.fcntl(read, 10, _signal.SIGSTOP))
+    found["prlimit server"] = call(__PRLIMIT__, server, 7, ctypes.create_string_buffer(b"\\0" * 16), None)
+    found["setpriority server"] = _outcome(lambda: _os.setpriority(_os.PRIO_PROCESS, server, 19))
+    found["kill server"] = _outcome(lambda: _os.kill(server, _signal.SIGSTOP))
+    found["add_key"] = call(__ADD_KEY__, b"user", b"ra-hostile-channel", b"1", 1, -4)
+    found["uids"] = [_os.getuid(), int(open(f"/proc/{server}/status").read().split("Uid:")[1].split()[0])]
+    return found
+
+
+PLANTED = _plant()
+
+
+def matmul_flops(b, d, k):
+    raise RuntimeError(f"channel planted: {PLANTED}")
+"""
+# The next grading's worker: what it finds of each.
+FIND = """
+import resource as _resource
+
+
+def _find():
+    bits, nowait = _probe(_FILES)
+    server = _os.getppid()
+    return {"bits": bits, "RWF_NOWAIT": nowait, "nofile": _resource.getrlimit(_resource.RLIMIT_NOFILE)[0],
+            "nice": _os.getpriority(_os.PRIO_PROCESS, 0),
+            "server state": open(f"/proc/{server}/stat").read().rsplit(")", 1)[1].split()[0]}
+
+
+FOUND = _find()
+
+
+def matmul_flops(b, d, k):
+    raise RuntimeError(f"channel found: {FOUND}")
+"""
+
+
+def channel_case(part: str) -> str:
+    from grader.harness import seccomp
+
+    code = CHANNEL_FILES + PROBE + part
+    for name in ("preadv2", "prlimit64", "add_key"):
+        code = code.replace(f"__{name.upper().removesuffix('64')}__", str(seccomp.number(name)))
+    return (ROOT / "assignment" / "flops.py").read_text() + code
+
+
+def reported(text: str, marker: str) -> dict:
+    """The dict a case's error message reports after `marker`, from its results.json."""
+    import ast as _ast
+
+    outputs = " ".join(t["output"] for t in json.loads(text)["tests"])
+    tail = outputs.split(marker, 1)[1]
+    return _ast.literal_eval(tail[: tail.index("}") + 1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["auto", "user"])
+def test_no_channel_reaches_the_next_grading(view, mode):
+    """Each kind of channel planted under one grading and probed from the next (issue 53): the page cache (pages of
+    files no grading reads, evicted or read by the bits of a pattern), signals by a pipe's owner, limits and
+    priority of another process, keyrings (a key, and the two empty keyrings each sandbox uid kept): each finds
+    nothing. The page cache is probed by RWF_NOWAIT (refused) and by timing first reads, which would read the pattern
+    if the grader did not read every file of the view into the cache before any worker runs: the same probe in this
+    process, after this process evicts the files of the pattern's zeros, reads it."""
+    namespace: dict = {}
+    exec(CHANNEL_FILES + PROBE.replace("__PREADV2__", str(seccomp.number("preadv2"))), namespace)  # noqa: S102
+    files, pattern = namespace["_FILES"], namespace["_PATTERN"]
+    for path in files:  # every bit at 0, as if evicted: the sender could only ever set ones
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+
+    def fill(part):
+        def write(folder: Path) -> None:
+            folder.mkdir()
+            (folder / "flops.py").write_text(channel_case(part))
+        return write
+
+    planted_text, told, _ = grade_in(view, mode, fill(PLANT), ["flops"])
+    planted = reported(planted_text, "channel planted: ")
+    worker_uid, server_uid = planted.pop("uids")
+    assert planted.pop("F_SETSIG") == "done", planted  # which signal the owner gets: the owner can only be itself
+    assert all(outcome == "errno 1" for outcome in planted.values()), planted  # the kernel refused each
+    assert worker_uid != server_uid, "the fork server runs as a uid of its own"
+    for uid in (worker_uid, server_uid):  # no keyring kept, not even the two empty ones the kernel makes for a uid:
+        token = uids.uid_token(uid)  # held while it is looked at, so that no other grading takes the uid meanwhile
+        if token is not None:
+            try:
+                assert not uids.key_users().get(uid), f"uid {uid} keeps {uids.key_users()[uid]} keys"
+            finally:
+                os.close(token)
+    found_text, told, _ = grade_in(view, mode, fill(FIND), ["flops"])
+    found = reported(found_text, "channel found: ")
+    assert found["RWF_NOWAIT"] == "refused", found
+    # every page read into the cache before the worker ran: all ones (a machine that reclaims the cache under
+    # pressure of its own may have dropped some since, at random: never the pattern, nor its complement)
+    assert found["bits"] not in (pattern, [1 - bit for bit in pattern]), "the first reads found the pattern"
+    assert found["nofile"] == sandbox.OPEN_FILES and found["nice"] == 0 and found["server state"] in "RS", found
+    # the probe itself reads a pattern wherever the cache holds one
+    for bit, path in zip(pattern, files, strict=True):
+        fd = os.open(path, os.O_RDONLY)
+        if bit:
+            os.pread(fd, 1 << 20, 0)
+        else:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    assert namespace["_probe"](files)[0] == pattern, "the timing probe reads what the cache holds"

@@ -126,7 +126,8 @@ FLOORS = [
     ("the trust boundary", "the sandbox, the grading worker and all it may reach", ["grader/harness"]),
     ("grading", "one submission: its job and settings, its run, score and evidence, its outcome",
      ["grader/job.py", "grader/runner.py", "grader/submission.py", "grader/scoring.py", "grader/outcome.py",
-      "grader/copycheck.py", "grader/similarity.py", "grader/fingerprints", "grader/grading.py"]),
+      "grader/normalised.py", "grader/reach.py", "grader/copycheck.py", "grader/similarity.py", "grader/analysis.py",
+      "grader/fingerprints", "grader/grading.py"]),
     ("the class", "a batch of submissions on an engine, the task a worker runs, the records it keeps, the copies "
      "between students, the class report", ["grader/batch"]),
     ("the commands", "what a grader types", ["grader/cli.py", "grader/gradescope.py", "grader/__main__.py"]),
@@ -136,6 +137,7 @@ FLOORS = [
 # other computed imports load the code under test, its scenarios, or torch's own modules, never the grader's.
 COMPUTED_IMPORTS = {"grader/cli.py": "the staff commands of cli.STAFF_COMMANDS",
                     "grader/harness/worker.py": "the package under test and its scenarios",
+                    "grader/harness/box.py": "the analysis it boxes (grader/analysis.py)",
                     "grader/harness/local.py": "the package under test", "grader/harness/guard.py": "torch's modules",
                     "grader/harness/front_end.py": "torch's compiler front end"}
 

@@ -144,7 +144,8 @@ def test_the_reachability_sees_scenarios_and_their_helpers():
     """The check would be empty if it found no scenario, or lost the way across modules."""
     defined, reached = reached_definitions()
     assert ("tests.scenarios.flops", "count") in reached
-    assert ("tests.scenarios.flops", "_transformer") in reached  # through the _WORKLOADS table
+    assert ("tests.scenarios.flops", "_mlp") in reached  # through the _WORKLOADS table
+    assert ("tests.scenarios.flops", "_decoded") in reached  # a recorded run replayed
     assert ("tests.scenarios.escapes", "record_ops") in reached  # a default argument of precision's scenario
     assert ("tests.scenarios.memory", "build_stack") in reached
     assert len(reached) > 50, sorted(reached)

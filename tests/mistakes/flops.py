@@ -45,6 +45,11 @@ def params_without_norms(config):
     return ref.transformer_param_count(config) - (2 * config.n_layers + 1) * config.d_model
 
 
+def params_gate_from_third_layer(config):
+    return ref.transformer_param_count(config) - max(0, config.n_layers - 2) * config.d_model * config.d_ff * \
+        config.gated_mlp
+
+
 def params_tied_embedding(config):
     return ref.transformer_param_count(config) - config.vocab_size * config.d_model
 
@@ -130,6 +135,9 @@ MISTAKES = [
        transformer_param_count=params_without_norms),
     _m("params_tied", "embedding and LM head counted once (they are untied)",
        transformer_param_count=params_tied_embedding),
+    _m("params_gate_third_layer", "the gate of the third layer and after left out of the parameter count (issue 53: "
+       "6 of 24 one-token resubmissions passed before the corners were explicit examples)",
+       transformer_param_count=params_gate_from_third_layer),
     _m("two_nd", "training compute as 2*N*D (forward only)", approx_training_flops=two_n_d),
     _m("fraction_of_weights", "attention share over the weight FLOPs instead of all FLOPs",
        attention_flops_fraction=fraction_of_weights),
@@ -158,6 +166,7 @@ COSTS = {
     "mlp_6nd": ("training-step FLOPs",),
     "params_no_norms": ("transformer_param_count",),
     "params_tied": ("transformer_param_count",),
+    "params_gate_third_layer": ("transformer_param_count",),
     "two_nd": ("6ND, training days, MFU",),
     "fraction_of_weights": ("attention FLOPs", "attention share grows with the context"),
     "days_no_mfu": ("6ND, training days, MFU",),

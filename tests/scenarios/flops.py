@@ -2,7 +2,9 @@
 
 Every workload runs on the meta device: shapes without storage, so nothing is allocated or computed and
 FlopCounterMode (the oracle, run in the test process by tests/oracles.py) and the FlopCounter under test
-(here, in the worker) see the same ops in the same order.
+(here, in the worker) see the same ops in the same order. No model is here: a transformer's workload arrives as
+the ops the test process recorded of one (kind "trace"), so that nothing in the worker can be measured for the
+closed-form functions, nor made into the model they are graded on.
 """
 
 from itertools import pairwise
@@ -11,8 +13,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
-
-from assignment.given import TransformerConfig
 
 aten = torch.ops.aten
 META = torch.device("meta")
@@ -83,74 +83,44 @@ def _fused_attention(spec: dict) -> torch.Tensor:
     return _FUSED[spec["variant"]](q, k, v).sum()
 
 
-class Block(nn.Module):
-    """One layer of the transformer the counter's workloads run: `TransformerConfig`'s architecture (its
-    docstring), except that each head is WIDER wider in its queries and keys and the MLP WIDER units wider. So
-    measuring it answers none of the closed-form functions, which are graded on the config's own model,
-    built in the test process alone (tests/oracles.py `ConfigTransformer`, WIDER = 0)."""
-
-    WIDER = 1
-
-    def __init__(self, c: TransformerConfig, device=None):
-        super().__init__()
-        d, qk, ff = c.d_model, c.d_head + self.WIDER, c.d_ff + self.WIDER
-        self.c, self.qk = c, qk
-        self.norm1, self.norm2 = nn.RMSNorm(d, device=device), nn.RMSNorm(d, device=device)
-        self.wq = nn.Linear(d, c.n_heads * qk, bias=False, device=device)
-        self.wk = nn.Linear(d, c.kv_heads * qk, bias=False, device=device)
-        self.wv = nn.Linear(d, c.kv_heads * c.d_head, bias=False, device=device)
-        self.wo = nn.Linear(d, d, bias=False, device=device)
-        self.up = nn.Linear(d, ff, bias=False, device=device)
-        self.gate = nn.Linear(d, ff, bias=False, device=device) if c.gated_mlp else None
-        self.down = nn.Linear(ff, d, bias=False, device=device)
-
-    def _heads(self, x: torch.Tensor, n: int, size: int) -> torch.Tensor:
-        b, s, _ = x.shape
-        x = x.view(b, s, n, size).transpose(1, 2)
-        return x.repeat_interleave(self.c.n_heads // n, dim=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        c, (b, s, d) = self.c, x.shape
-        h = self.norm1(x)
-        q = self._heads(self.wq(h), c.n_heads, self.qk)
-        k, v = self._heads(self.wk(h), c.kv_heads, self.qk), self._heads(self.wv(h), c.kv_heads, c.d_head)
-        with sdpa_kernel(SDPBackend.MATH):
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=c.d_head**-0.5)
-        x = x + self.wo(a.transpose(1, 2).reshape(b, s, d))
-        h = self.norm2(x)
-        m = F.silu(self.gate(h)) * self.up(h) if self.gate is not None else F.gelu(self.up(h))
-        return x + self.down(m)
+def _tensor(shape: list, stride: list, dtype: str, offset: int) -> torch.Tensor:
+    size = offset + sum((n - 1) * st for n, st in zip(shape, stride, strict=True)) + 1 if all(shape) else 0
+    return torch.empty(size, dtype=getattr(torch, dtype), device=META).as_strided(shape, stride, offset)
 
 
-class Transformer(nn.Module):
-    block = Block
-
-    def __init__(self, c: TransformerConfig, device=None):
-        super().__init__()
-        self.embed = nn.Embedding(c.vocab_size, c.d_model, device=device)
-        self.blocks = nn.ModuleList(self.block(c, device) for _ in range(c.n_layers))
-        self.norm = nn.RMSNorm(c.d_model, device=device)
-        self.head = nn.Linear(c.d_model, c.vocab_size, bias=False, device=device)
-
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        x = self.embed(tokens)
-        for block in self.blocks:
-            x = block(x)
-        return self.head(self.norm(x))
+def _decoded(value):
+    """An argument of a recorded op, as the test process encoded it (tests/oracles.py `encoded`)."""
+    if isinstance(value, list):
+        return [_decoded(v) for v in value]
+    if isinstance(value, dict):
+        if "tensor" in value:
+            return _tensor(*value["tensor"])
+        if "torch" in value:  # a dtype, a layout, a memory format
+            return getattr(torch, value["torch"])
+        if "device" in value:
+            return torch.device(value["device"])
+        return {k: _decoded(v) for k, v in value.items()}
+    return value
 
 
-def _transformer(spec: dict) -> torch.Tensor:
-    model = Transformer(spec["config"], device=META)
-    tokens = torch.zeros(spec["batch"], spec["seq"], dtype=torch.long, device=META)
-    return model(tokens).sum()
+def _trace(spec: dict) -> None:
+    """A recorded run replayed: each ATen op of it, called on meta tensors of the shapes and strides it saw. So the
+    counter sees the ops of a model without the worker holding the model: a transformer's workload is recorded in
+    the test process (tests/oracles.py `workload`), and nothing of a model is within the worker's reach."""
+    for namespace, name, overload, args, kwargs in spec["ops"]:
+        op = getattr(getattr(getattr(torch.ops, namespace), name), overload)
+        op(*_decoded(args), **{k: _decoded(v) for k, v in kwargs.items()})
 
 
 _WORKLOADS = {"program": _program, "mlp": _mlp, "math_attention": _math_attention,
-              "fused_attention": _fused_attention, "transformer": _transformer}
+              "fused_attention": _fused_attention}
 
 
 def run_workload(spec: dict) -> None:
-    """Run the workload `spec` describes: its forward, and its backward if `spec["backward"]`."""
+    """Run the workload `spec` describes: its forward, and its backward if `spec["backward"]` (a recorded run, kind
+    "trace", is replayed as it was recorded, its backward included)."""
+    if spec["kind"] == "trace":
+        return _trace(spec)
     loss = _WORKLOADS[spec["kind"]](spec)
     if spec.get("backward"):
         loss.backward()

@@ -21,6 +21,15 @@ def transformer_configs(draw, max_layers: int = 3) -> TransformerConfig:
     )
 
 
+def transformer_corners(max_layers: int = 3) -> tuple[TransformerConfig, ...]:
+    """The corners of `transformer_configs(max_layers)`, an explicit example of every grading (tests/strategies
+    `every`): the most layers, gated and not, grouped-query attention and not, every size distinct from the others (a
+    slip in the last layers, in the gate or in K and V shows in one of them whatever a draw would have missed: issue
+    53, a parameter count forgetting the gate of a third layer passed 6 of 24 one-token resubmissions)."""
+    return tuple(TransformerConfig(vocab_size=13, d_model=6, n_layers=max_layers, n_heads=3, d_ff=7, n_kv_heads=kv,
+                                   gated_mlp=gated) for gated in (False, True) for kv in (None, 1))
+
+
 def matmul_programs():
     """Short programs of matmul-family ops on random shapes, as data: a list of (op, shape...) tuples."""
     d = st.integers(1, 9)

@@ -1,16 +1,20 @@
 """An honest AdamW written from the spec, with habits the guard must not mistake for an attack: a TypeVar, a
 namedtuple, the platform's processor name, a thread pool, a cache, a finalizer and logging, in the calls
 graded; and (issue 41) a generator pipeline whose state `inspect.getgeneratorstate` checks, a subclass hook, a
-WeakValueDictionary, an ExitStack, a Fraction, and `traceback.format_exc` in a path not taken.
+WeakValueDictionary, an ExitStack, a Fraction, and `traceback.format_exc` in a path not taken; and (issue 53)
+formulas kept as short strings and evaluated without builtins, a frozen copy of a dict of ints through pickle,
+and a ContextVar whose name holds an oracle's (`adamw`).
 tests/meta/test_hostile.py grades it: full marks, status ok."""
 
 import collections
 import contextlib
+import contextvars
 import fractions
 import functools
 import inspect
 import logging
 import math
+import pickle
 import platform
 import traceback
 import typing
@@ -23,11 +27,14 @@ Number = typing.TypeVar("Number", int, float)
 Hyper = collections.namedtuple("Hyper", "lr beta1 beta2 eps decay")
 MACHINE = platform.processor()
 log = logging.getLogger("honest-adamw")
+CORRECTION = "1.0 - beta ** t"  # the bias correction, as the paper writes it
+ELEMENT_BYTES = pickle.loads(pickle.dumps({"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}))  # a frozen copy
+STEPPING = contextvars.ContextVar("adamw_step_depth", default=0)
 
 
 @functools.lru_cache(maxsize=4096)
 def corrections(beta1: float, beta2: float, t: int) -> tuple[float, float]:
-    return 1.0 - beta1**t, 1.0 - beta2**t
+    return tuple(eval(CORRECTION, {"__builtins__": {}}, {"beta": beta, "t": t}) for beta in (beta1, beta2))
 
 
 class _StepRecord:
@@ -61,6 +68,7 @@ class AdamW(torch.optim.Optimizer, _Registered):
     @torch.no_grad()
     def step(self, closure=None):
         result = None
+        depth = STEPPING.set(STEPPING.get() + 1)
         if closure is not None:
             with torch.enable_grad():
                 result = closure()
@@ -72,6 +80,7 @@ class AdamW(torch.optim.Optimizer, _Registered):
         with ThreadPoolExecutor(max_workers=2) as pool:  # parameters are independent: update them side by side
             list(pool.map(lambda job: self._one(*job), jobs))
         weakref.finalize(_StepRecord(), log.debug, "AdamW stepped %d parameters on %s", len(jobs), MACHINE)
+        STEPPING.reset(depth)
         return result
 
     @torch.no_grad()  # grad mode is per thread: the pool's threads do not inherit step's
@@ -104,7 +113,8 @@ def _state_tensors(optimizer):
 
 def _sizes(tensors):
     for tensor in tensors:
-        yield fractions.Fraction(tensor.numel()) * tensor.element_size()
+        size = ELEMENT_BYTES.get(str(tensor.dtype).removeprefix("torch."), tensor.element_size())
+        yield fractions.Fraction(tensor.numel()) * size
 
 
 def optimizer_state_bytes(optimizer):

@@ -1,10 +1,10 @@
-"""A model the grading measures, measured (issue 41): the worker runs a transformer for the FlopCounter's
-workloads, and it used to be the config's own model, the one the closed-form tests measure with FlopCounterMode.
-Built on the meta device from the scenario module the worker already holds and measured with a few lines of
-dispatch-mode counting, it answered transformer_forward_flops, training_step_flops, attention_score_flops,
-attention_flops_fraction and transformer_param_count without a formula. The counter's workload is now another
-model (tests/scenarios/flops.py Block: each head wider in its queries and keys, the MLP wider); the config's
-model is built in the test process alone (tests/oracles.py ConfigTransformer).
+"""A model the grading measures, measured (issue 41): the worker ran a transformer for the FlopCounter's workloads,
+and it used to be the config's own model, the one the closed-form tests measure with FlopCounterMode. Built on the
+meta device from the scenario module the worker already held and measured with a few lines of dispatch-mode
+counting, it answered transformer_forward_flops, training_step_flops, attention_score_flops,
+attention_flops_fraction and transformer_param_count without a formula. Since issue 53 the worker holds no model at
+all: the counter's transformer workload arrives as the ops the test process recorded of one (tests/oracles.py
+`workload`), and the models live in tests/oracles.py alone (and audit_model_one_attribute looks for them further).
 """
 import sys as _sys
 
