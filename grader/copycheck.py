@@ -396,7 +396,7 @@ def _literals(tree: ast.Module | None, docstrings: bool) -> collections.Counter:
         if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.body
         and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     in_collection = {id(e) for n in ast.walk(tree) if isinstance(n, ast.List | ast.Tuple | ast.Set | ast.Dict)
-                     for e in (n.keys + n.values if isinstance(n, ast.Dict) else n.elts) if e is not None}
+                     for e in ([*n.keys, *n.values] if isinstance(n, ast.Dict) else n.elts) if e is not None}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or id(node) in documentation:
             continue

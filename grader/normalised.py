@@ -28,6 +28,7 @@ import keyword
 import operator
 import tokenize
 from dataclasses import dataclass
+from typing import Any
 
 from grader.sources import AST_LOCK
 
@@ -104,7 +105,7 @@ def normalise(source: bytes | str, names_of: bytes | str | None = None) -> Token
         try:
             simple = simplify(tree)
             other = None if names_of is None else parse(read_source(names_of))
-            bound = bound_names(simple if names_of is None else other and simplify(other))
+            bound = bound_names(simple) if names_of is None else other and bound_names(simplify(other))
             return _from_tree(simple, bound)
         except (RecursionError, MemoryError, ValueError, tokenize.TokenError, SyntaxError):
             pass  # a tree too deep to walk: read as tokens
@@ -113,7 +114,7 @@ def normalise(source: bytes | str, names_of: bytes | str | None = None) -> Token
 
 # -- 2. what does not run or does nothing --------------------------------------------------------------------
 
-def constant(node: ast.AST) -> tuple[bool, object]:
+def constant(node: ast.AST) -> tuple[bool, Any]:
     """(True, its value) where `node` is an expression whose value is known without running anything (literals,
     and arithmetic, comparisons and boolean logic on them, within small magnitudes), else (False, None)."""
     if isinstance(node, ast.Constant):
@@ -373,7 +374,7 @@ def _walk_statements(body: list[ast.stmt], found: list) -> None:
                 _walk_statements(inner, found)
 
 
-def _as_statement(part: ast.AST) -> ast.AST:
+def _as_statement(part: Any) -> ast.stmt:
     """An except clause or a match case, with the line attributes a statement has (a case has none)."""
     if not hasattr(part, "lineno"):
         first = part.pattern
@@ -384,13 +385,18 @@ def _as_statement(part: ast.AST) -> ast.AST:
 def _from_tree(tree: ast.Module, bound) -> Tokens:
     names, attributes = bound or (frozenset(), frozenset())
     parts = statements(tree)
-    text, first, last, starts = [], [], [], []
+    text: list[str] = []
+    first: list[int] = []
+    last: list[int] = []
+    starts: list[int] = []
     for code, line_a, line_b in parts:
         starts.append(len(text))
         for kind, string, after_dot in _raw_tokens(code):
             token = _token(kind, string, after_dot, names, attributes, parsed=True)
             if token is not None:
-                text.append(token), first.append(line_a), last.append(line_b)
+                text.append(token)
+                first.append(line_a)
+                last.append(line_b)
         if starts[-1] == len(text):
             starts.pop()
     return Tokens(tuple(text), tuple(first), tuple(last), tuple(starts))
@@ -442,7 +448,10 @@ def _from_tokens(source: str) -> Tokens:
                 raw.append(tok)
     except (tokenize.TokenError, IndentationError, SyntaxError):  # the tokens before the error
         pass
-    text, first, last, starts = [], [], [], []
+    text: list[str] = []
+    first: list[int] = []
+    last: list[int] = []
+    starts: list[int] = []
     i, begins = 0, True
     while i < len(raw):
         tok = raw[i]
@@ -464,6 +473,8 @@ def _from_tokens(source: str) -> Tokens:
         begins = False
         token = _token(tok.type, tok.string, False, frozenset(), frozenset(), parsed=False)
         if token is not None:
-            text.append(token), first.append(tok.start[0]), last.append(tok.end[0])
+            text.append(token)
+            first.append(tok.start[0])
+            last.append(tok.end[0])
         i += 1
     return Tokens(tuple(text), tuple(first), tuple(last), tuple(starts))

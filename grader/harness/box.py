@@ -55,6 +55,8 @@ class Box:
         self.process = subprocess.Popen([sys.executable, "-m", "grader.harness.box", module], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                         start_new_session=True, preexec_fn=limited)
+        assert self.process.stdin and self.process.stdout and self.process.stderr  # all three are pipes
+        self.stdout, self.stderr = self.process.stdout, self.process.stderr
         self.buffer, self.read = b"", 0
         try:
             self.process.stdin.write(json.dumps(request).encode())
@@ -66,13 +68,13 @@ class Box:
         """The box's next answer, or Cut: it ended, ran out of a limit, or did not answer by `deadline`."""
         while b"\n" not in self.buffer:
             left = max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.process.stdout], [], [], min(left, 1.0))
+            ready, _, _ = select.select([self.stdout], [], [], min(left, 1.0))
             if not ready:
                 if left > 0:
                     continue
                 self.close()
                 raise Cut("it did not finish within the grading's time limit")
-            chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+            chunk = os.read(self.stdout.fileno(), 1 << 16)
             if not chunk:
                 raise Cut(self._how_it_ended())
             self.read += len(chunk)
@@ -96,7 +98,7 @@ class Box:
         except subprocess.TimeoutExpired:
             self.close()
             return "it closed its answer and did not end"
-        error = self.process.stderr.read(4000).decode(errors="replace").strip().splitlines()
+        error = self.stderr.read(4000).decode(errors="replace").strip().splitlines()
         if code in (-signal.SIGXCPU, -signal.SIGKILL):
             return f"it ran out of its {self.cpu_seconds:g} CPU seconds"
         if error and "MemoryError" in error[-1]:
@@ -112,7 +114,7 @@ class Box:
             except ProcessLookupError:
                 pass
         self.process.wait()
-        for stream in (self.process.stdout, self.process.stderr):
+        for stream in (self.stdout, self.stderr):
             stream.close()
 
     def __enter__(self) -> "Box":

@@ -46,16 +46,20 @@ class Ledger:
     def __init__(self, account: cgroups.CpuAccount, path: Path, label: str):
         self.account, self.label, self.path = account, label, path
         self.out = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed at unconfigure)
-        self.started = account.seconds()
+        self.started = account.seconds() or 0.0
         self.fixtures: list[list[float]] = []  # a stack: [CPU at the start, CPU of the fixtures set up inside]
+
+    def cpu(self) -> float:
+        """The CPU seconds of the account's group (joined at configure, so never None here)."""
+        return self.account.seconds() or 0.0
 
     def write(self, **record) -> None:
         self.out.write(json.dumps({"run": self.label, **record}) + "\n")
 
     def _phase(self, item, when: str):
-        before, wall = self.account.seconds(), time.monotonic()
+        before, wall = self.cpu(), time.monotonic()
         yield
-        self.write(kind="phase", nodeid=item.nodeid, when=when, cpu=self.account.seconds() - before,
+        self.write(kind="phase", nodeid=item.nodeid, when=when, cpu=self.cpu() - before,
                    wall=time.monotonic() - wall)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -72,10 +76,10 @@ class Ledger:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
-        self.fixtures.append([self.account.seconds(), 0.0])
+        self.fixtures.append([self.cpu(), 0.0])
         yield
         start, inside = self.fixtures.pop()
-        spent = self.account.seconds() - start
+        spent = self.cpu() - start
         if self.fixtures:
             self.fixtures[-1][1] += spent
         where = fixturedef.baseid or "(plugins)"
@@ -84,7 +88,7 @@ class Ledger:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config):
-        self.write(kind="process", cpu=self.account.seconds() - self.started)
+        self.write(kind="process", cpu=self.cpu() - self.started)
         self.out.close()
         parent = self.account.group.parent  # leave the group, so it can be removed
         (parent / "cgroup.procs").write_text(str(os.getpid()))
