@@ -11,7 +11,7 @@ import pytest
 
 from grader.registry import BY_ID, PROBLEMS
 from tests.meta.catalogue import HELD_OUT_SEED
-from tests.mistakes import and_what_waits, behaviours_of, catalog, returning
+from tests.mistakes import and_what_waits, behaviours_of, catalog, gate_failed, returning
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(3600)]  # the catalogue's grading: a backstop
 
@@ -57,15 +57,22 @@ def test_mistake_costs_only_what_it_breaks(catalogue, mistake):
 
 
 @pytest.mark.parametrize("mistake", MISTAKES, ids=lambda m: f"{m.problem}:{m.id}")
-def test_mistake_loses_points_only_where_its_tests_fail(catalogue, mistake):
+def test_mistake_loses_points_only_where_its_tests_fail_or_its_region_gate_does(catalogue, mistake):
+    """Points, gates applied: a row whose tests all passed loses nothing, unless the evidence of its region that the
+    registry declares it waits for (grader/registry.py `requires`, `fixed`) is a test the mistake failed; never
+    through anything else (a share paid in proportion, a gate on another region, a row of another function).
+    `python -m tests.meta.fairness` prints the points the region gates still hold back, mistake by mistake."""
     result = catalogue[(mistake.problem, mistake.id)]
     assert not result["report_faults"], f"{mistake.problem}:{mistake.id}: its run's report: {result['report_faults']}"
+    failed = sorted(result.get("failed", {}))
     lost = {name: b["points"] - b["score"] for name, b in result["behaviours"].items()
-            if not b["failed"] and b["score"] < b["points"] - POINTS_TOLERANCE}
+            if not b["failed"] and b["score"] < b["points"] - POINTS_TOLERANCE
+            and not gate_failed(mistake.problem, name, failed)}
     assert not lost, (
         f"{mistake.problem}:{mistake.id} ({mistake.description}), graded as `grade` grades it, loses points in "
-        "behaviours whose tests all passed: " + ", ".join(f"{name!r} {points:.2f}" for name, points in lost.items())
+        "behaviours whose tests all passed and whose declared gate it did not fail: "
+        + ", ".join(f"{name!r} {points:.2f}" for name, points in lost.items())
         + f" (of {sum(lost.values()):.2f} points; the behaviours whose tests it fails: "
         f"{sorted(name for name, b in result['behaviours'].items() if b['failed'])}). A slip costs the rows whose "
-        "tests it fails and nothing else: what those behaviours wait for (grader/registry.py `requires`, `fixed`) "
-        "must be evidence of their own region")
+        "tests it fails, and the rows that wait for evidence of the same region it broke (grader/registry.py "
+        "`requires`, `fixed`), nothing else")

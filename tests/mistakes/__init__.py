@@ -23,7 +23,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.registry import BY_ID, selector
+from grader.registry import BY_ID, selector, selects
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,6 +75,15 @@ def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
     while waiting := {b.name for b in behaviours if b.name not in lost and lost & waited_for(problem, b)}:
         lost |= waiting
     return lost
+
+
+def gate_failed(problem: str, behaviour: str, failed: list[str]) -> bool:
+    """Whether a selector that `behaviour`'s items wait for (grader/registry.py `requires`, `fixed`: evidence of the
+    same region) selects one of the `failed` pytest ids ("test_x" or "test_x[param]")."""
+    row = next(b for b in BY_ID[problem].behaviours if b.name == behaviour)
+    texts = (*row.requires, *(w for waits in row.fixed.values() for w in waits))
+    items = [(test.partition("[")[0], test.partition("[")[2][:-1]) for test in failed]
+    return any(selects(text, function, item) for text in texts for function, item in items)
 
 
 def find_mistake(spec: str) -> Mistake:
