@@ -100,13 +100,14 @@ def test_the_boxs_filter_leaves_it_nothing_but_its_answer():
 
 def test_a_grading_whose_analysis_is_cut_off_keeps_its_results_and_is_flagged(tmp_path, monkeypatch):
     from grader.harness.sandbox import detect
+    from grader.job import Settings
     from grader.runner import Limits
 
     monkeypatch.setattr(grading, "Analysis", _Starved)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "memory.py").write_bytes((ROOT / "reference" / "memory.py").read_bytes())
-    graded = grading.grade_submission(tmp_path / "submission", tmp_path / "results.json", Limits(), ["memory"],
-                                      detect("none"), None)
+    settings = Settings(Limits(), ["memory"], detect("none"), None)
+    graded = grading.grade_submission(tmp_path / "submission", tmp_path / "results.json", settings)
     results = json.loads((tmp_path / "results.json").read_text())
     assert graded.status == "review" and results["score"] == graded.scores[0].points, results
     assert results["extra_data"]["review"][0].startswith("[analysis] the submission's source could not be analysed")

@@ -198,7 +198,7 @@ def test_the_web_pages_show_the_same_class(batch_out):
 
 # -- what a submission chose, in report.md: shown as written ------------------------------------------------
 
-PLANTED = ["<script>alert('planted')</script>", "<img src=x onerror=alert(1)>", "[a link](https://example.org)",
+CHOSEN = ["<script>alert('planted')</script>", "<img src=x onerror=alert(1)>", "[a link](https://example.org)",
            "**bold** _em_ ~~gone~~", "a | pipe", "``tick`` `", "line\nbreak", "&amp; entity"]
 OWN_TAGS = {"h1", "h2", "p", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code", "a", "img"}
 
@@ -211,17 +211,17 @@ def test_what_a_submission_chose_reads_as_written_in_report_md(tmp_path):
     from grader.matches import Matches
     from grader.similarity import Cluster, Pair, Similarity, Span
 
-    names = [f"s{i} {planted}" for i, planted in enumerate(PLANTED)]
+    names = [f"s{i} {planted}" for i, planted in enumerate(CHOSEN)]
     graded = [graded_(name, {"flops": [i % 2 == 0]}) for i, name in enumerate(names)]
-    graded.append(Outcome(PLANTED[0], "error", 0.0, reason=PLANTED[1]))
-    fingerprints = classreport.Fingerprints(per_submission={names[1]: Matches(error=f"Traceback\n{PLANTED[2]}"),
+    graded.append(Outcome(CHOSEN[0], "error", 0.0, reason=CHOSEN[1]))
+    fingerprints = classreport.Fingerprints(per_submission={names[1]: Matches(error=f"Traceback\n{CHOSEN[2]}"),
                                                             names[2]: Matches(timed_out=True)})
     run = classreport.Run(engine="this machine", retries={names[3]: 1}, regrades=[classreport.Regrade(
-        names[4], f"its grading.json is corrupt ({PLANTED[5]})", 1.0, "ok", 2.0, "ok")])
+        names[4], f"its grading.json is corrupt ({CHOSEN[5]})", 1.0, "ok", 2.0, "ok")])
     pair = Pair("flops", "flops", names[5], names[6], 40, 40, 30, 30, 20, 20, 10, [Span((1, 9), (1, 9), 30)])
     pair.cluster = 0
     found = Similarity([pair], [Cluster("flops", [names[5], names[6], names[7]])], {"flops": 8}, candidates=1)
-    similar = classreport.Similar(found, None, {names[7]: f"no digest {PLANTED[3]}"}, 0.1, "thresholds")
+    similar = classreport.Similar(found, None, {names[7]: f"no digest {CHOSEN[3]}"}, 0.1, "thresholds")
     problems = [SimpleNamespace(id="flops", title="Counting compute", points=1)]
     text = classreport.write(tmp_path, graded, problems, fingerprints, run, similar).read_text()
 
@@ -243,10 +243,10 @@ def test_what_a_submission_chose_reads_as_written_in_report_md(tmp_path):
     assert parsed.tags <= OWN_TAGS, f"markup that is not the report's: {parsed.tags - OWN_TAGS}"
     assert not re.search(r"<(script|img src=x|a href=\"https://example)", rendered), rendered
     shown = " ".join(parsed.code)
-    for name in [*names[1:], PLANTED[0]]:  # every name the report gives, in a code span, as written (a line break
+    for name in [*names[1:], CHOSEN[0]]:  # every name the report gives, in a code span, as written (a line break
         assert name.replace("\n", " ") in shown, name  # a space)
-    assert PLANTED[2] in shown, "the last line of a fingerprint's error, as written"
-    assert f"its grading.json is corrupt ({PLANTED[5]})" in "".join(parsed.text), "why it was graded again, as written"
+    assert CHOSEN[2] in shown, "the last line of a fingerprint's error, as written"
+    assert f"its grading.json is corrupt ({CHOSEN[5]})" in "".join(parsed.text), "why it was graded again, as written"
     assert "Not compared: " in text and "| flops | 100% |" in rendered or "<td>flops</td>" in rendered
     assert not any(row.count("<td>") > 9 for row in rendered.split("<tr>")), "a pipe split a cell"
     assert "<td>Not compared" not in rendered, "a line after a table is none of its rows"

@@ -472,7 +472,7 @@ COSTS = {
                                     "view_result: writes land where the layout says"),
     "asks_torch": ("audit: layouts without tensors",),
     "nbytes_is_storage": ("nbytes and storage_nbytes", "the docstrings' examples"),
-    "nbytes_expanded_once": ("the docstrings' examples",),
+    "nbytes_expanded_once": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "nbytes_ops_ignored": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_is_the_view": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_never_replaced": ("the docstrings' examples",),
