@@ -180,7 +180,6 @@ def isolated_package(box, workspace: Workspace, *, call_timeout: float, memory_m
     `call_timeout`, the worker within `memory_mb`, every wait ending at `deadline` (time.monotonic) where given, and
     what ran out of time before in the grading (`ran_out`) not called again."""
     from grader.harness.client import IsolatedPackage
-    from grader.harness.sandbox import Spec
 
     return IsolatedPackage("assignment", workspace.root, call_timeout=call_timeout, memory_limit_mb=memory_mb,
-                           sandbox=Spec.load(box.spec()), deadline=deadline, ran_out=ran_out)
+                           sandbox=box.sandbox(), deadline=deadline, ran_out=ran_out)

@@ -498,16 +498,19 @@ class Sandbox:
         read-only tree."""
         boundary.copy_worker_files(self.tree, workspace)
 
-    def spec(self) -> Path:
-        """The spec file (in private/) that the test process is given. Before it is written (before any worker
+    def sandbox(self) -> "Spec":
+        """The Spec of this box's workers, for a worker started in this process. Before it is made (before any worker
         runs), every file of the workers' view is in the page cache (grader/harness/pagecache.py)."""
         binds, masks = view()
         self.warmed = warm_view(self.layers)
-        spec = Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
+        return Spec(list(self.layers.active), str(self.home), str(self.tree), self.uid, self.cpu_seconds,
                     binds, masks, hiding.oracle_files(), str(self.memory_group) if self.memory_group else None,
                     self.server_uid)
+
+    def spec(self) -> Path:
+        """The spec file (in private/) that the test process, another process, is given: `sandbox()` as JSON."""
         path = self.private / "sandbox.json"
-        path.write_text(json.dumps(asdict(spec)))
+        path.write_text(json.dumps(asdict(self.sandbox())))
         return path
 
     def __exit__(self, *exc) -> None:
