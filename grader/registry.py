@@ -300,9 +300,10 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           fixed={"test_training_days_lecture_example": ("test_training_days_scales_as_compute_over_throughput",)}),
         B("attention share grows with the context", "a property only: the share grows with seq and the exact "
           "step outgrows 6ND", 0.25, ("test_attention_share_grows_with_context_and_six_n_d_falls_behind",),
+          # a property nonsense satisfies (a share of seq / (seq + 1), a step of 6 seq^2): it waits for the exact
+          # values of the two functions it calls (N is the torch model's)
           requires=("test_attention_flops_fraction_matches_measured_share",
-                    "test_training_step_flops_matches_forward_and_backward",
-                    "test_transformer_param_count_matches_the_module", "test_approx_training_flops_is_six_n_d")),
+                    "test_training_step_flops_matches_forward_and_backward")),
         B("differential: counting functions", "the counting functions against the reference", 0.5,
           ("test_differential_counting_functions",)),
     ),
