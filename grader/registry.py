@@ -50,7 +50,9 @@ class Behaviour:
     `requires`: the evidence every test of a behaviour that checks only a property (a bound, a trend, "raises on
     bad input", "does not call the oracle"), which nonsense can pass, waits for: the generated tests that pin the
     exact values of the functions its tests call, drawn from the same region of inputs as its own (one selector,
-    or a tuple).
+    or a tuple). None where the test carries its own evidence: on generated inputs, it checks in its own calls that
+    the work its row claims was done (gradient_accumulation's hooks see a forward, the loss and a backward on each
+    micro-batch), which no table, constant or no-op leaves.
 
     `fixed`: tests (or items: item selectors) of fixed inputs (the lecture's numbers, worked examples, fixed
     invalid calls), which a table of answers could pass, each with the generated tests of the same function,
