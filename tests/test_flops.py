@@ -270,8 +270,10 @@ def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, confi
     assert 0 < short < longer < 1, (
         f"attention_flops_fraction({config}, seq) should lie in (0, 1) and grow with seq: "
         f"got {short!r} at seq={seq}, {longer!r} at seq={2 * seq}")
-    # The exact step over 6*N*D (N without the embedding, which costs no FLOPs) grows with the context.
-    n = impl.flops.transformer_param_count(config) - config.vocab_size * config.d_model
+    # The exact step over 6*N*D (N without the embedding, which costs no FLOPs) grows with the context. N is the
+    # torch model's (the oracle's), not transformer_param_count's: the property is training_step_flops' alone, and
+    # a slip in the parameter count costs its own row.
+    n = oracles.param_count(config) - config.vocab_size * config.d_model
     ratios = [impl.flops.training_step_flops(config, 1, s) / (6 * n * s) for s in (seq, 2 * seq)]
     assert ratios[0] < ratios[1], f"exact / 6ND should grow with the context, got {ratios} at seq={seq}, {2 * seq}"
 

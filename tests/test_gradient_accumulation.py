@@ -13,6 +13,11 @@ Oracles:
 - Memory: the peak bytes of the tensors autograd holds for backward, measured by saved-tensor hooks (the
   tests' own instrument, tests/scenarios/gradient_accumulation.py `SavedPeak`, not the solution's
   `memory` problem), compared with the peak of a plain backward on one micro-batch's rows.
+- The work done: hooks on the model, the loss and the optimizer the code is given (tests/scenarios/
+  gradient_accumulation.py `Work`) record its forwards, loss calls, backwards and steps, in order. The tests
+  whose check is only a property (the peak, no gradient left, an invalid size raises) check that record in
+  their own calls, on generated inputs, so a constant, a no-op or a table of answers cannot pass them, and they
+  wait for no other test: a slip in the gradient's arithmetic costs the gradient's rows alone.
 
 Tolerances: float64 gradients and losses to 1e-10 relative and 1e-12 absolute: the accumulated gradient
 sums the same products in another order (a few dozen float64 roundings at 1e-16), while every catalogued
@@ -33,7 +38,7 @@ from tests import oracles
 from tests.checks import Shown, call_text
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import gradient_accumulation as scenarios
-from tests.strategies.gradient_accumulation import grad_accum_specs, split_of
+from tests.strategies.gradient_accumulation import grad_accum_specs, peak_specs, split_of
 
 pytestmark = pytest.mark.gradient_accumulation
 
@@ -122,13 +127,24 @@ def test_uneven_splits_give_the_full_batch_gradient(impl, part, spec):
     expect_full_batch(impl.run(scenarios.accumulate, spec), oracles.full_batch(spec), spec, part=part)
 
 
-@pytest.mark.parametrize("micro_batch_size", [0, -2])
-def test_invalid_micro_batch_size_raises_value_error(impl, micro_batch_size):
-    spec = {"seed": 0, "sizes": [3, 4, 2], "batch": 5, "micro_batch_size": micro_batch_size, "seq": 0,
-            "loss": "mse", "dtype": "float64", "stale": False}
-    got = impl.run(scenarios.error_of, spec, micro_batch_size)
-    assert got == "ValueError", (f"accumulate_gradients with micro_batch_size={micro_batch_size} should raise "
-                                 f"ValueError, raised {got}")
+def _invalid(micro_batch_size: int) -> dict:
+    return {"seed": 0, "sizes": [3, 4, 2], "batch": 5, "micro_batch_size": micro_batch_size, "seq": 0, "loss": "mse",
+            "dtype": "float64", "stale": False}
+
+
+@given(spec=grad_accum_specs("float64"), invalid=st.integers(-3, 0))
+@example(spec=_invalid(2), invalid=0)
+@example(spec=_invalid(5), invalid=-2)
+def test_invalid_micro_batch_size_raises_value_error(impl, spec, invalid):
+    """An invalid size raises ValueError; the spec's own, valid, size does not, and backpropagates the loss (the
+    evidence that the check is on the size: a function that always raises, or never does anything, fails)."""
+    got = impl.run(scenarios.invalid_and_valid, spec, invalid)
+    assert got["invalid"] == "ValueError", (f"accumulate_gradients with micro_batch_size={invalid} should raise "
+                                            f"ValueError, raised {got['invalid']}")
+    call = describe(spec)
+    assert got["valid"] is None, f"{call} raised {got['valid']}: micro_batch_size={spec['micro_batch_size']} is valid"
+    assert "backward through the loss" in got["work"], (
+        f"{call} ran no backward through the loss it was given (what it did: {_listed(got['work'])})")
 
 
 # -- train_step, against torch.optim.SGD on the full batch ---------------------------------------------
@@ -157,7 +173,13 @@ def test_train_step_is_a_full_batch_sgd_step(impl, part, spec):
 
 @given(spec=train_specs())
 def test_train_step_leaves_no_gradient_behind(impl, spec):
+    """After each step no gradient is left; each call did step, after a backward through the loss (the evidence
+    that there was a gradient to leave: a train_step that only clears, or does nothing, fails)."""
     got = impl.run(scenarios.train, spec)
+    for call, work in enumerate(got["work"], 1):
+        stepped = "step" in work and "backward through the loss" in work[:len(work) - work[::-1].index("step")]
+        assert stepped, (f"train_step call {call} of 2 on {spec} should backpropagate the loss and then step the "
+                         f"optimizer; what it did: {_listed(work)}")
     left = [i for i, g in enumerate(got["grads"]) if g is not None and bool(g.ne(0).any())]
     assert not left, (f"after train_step on {spec}, parameters {left} still hold a gradient\n"
                       f"  hint: optimizer.zero_grad() after the step, so no gradient outlives it")
@@ -169,21 +191,42 @@ MEMORY_SPEC = {"seed": 3, "sizes": [24, 40, 16], "batch": 12, "seq": 0, "dtype":
                "micro_batch_size": 12}
 
 
-@pytest.mark.parametrize("loss", ["mse", "cross_entropy"])
-def test_saved_activations_peak_falls_with_the_micro_batch(impl, loss):
-    spec = dict(MEMORY_SPEC, loss=loss)
-    sizes = [12, 6, 4, 1]
+def _listed(work: list[str]) -> str:
+    return ", ".join(work) or "nothing"
+
+
+def one_at_a_time(batch: int, m: int) -> list[str]:
+    """The Work events (tests/scenarios/gradient_accumulation.py) of accumulating a batch m examples at a time."""
+    return [event for start in range(0, batch, m) for event in (
+        f"forward {start}:{start + m}", f"loss {m}", "backward through the loss", "backward into the model")]
+
+
+@given(spec=peak_specs())
+@example(spec=dict(MEMORY_SPEC, loss="mse", peak_sizes=[12, 6, 4, 1]))
+@example(spec=dict(MEMORY_SPEC, loss="cross_entropy", peak_sizes=[12, 6, 4, 1]))
+def test_saved_activations_peak_falls_with_the_micro_batch(impl, spec):
+    """For each micro-batch size (even splits, largest first): the call ran a forward, the loss and a backward on
+    each micro-batch in turn (the evidence that it accumulated, which no constant, no-op or table leaves; its
+    gradients are other rows'), and its peak of saved activations is that of a plain backward on one
+    micro-batch, falling as the micro-batch shrinks."""
+    sizes, n = spec["peak_sizes"], spec["batch"]
     got = impl.run(scenarios.accumulation_peaks, spec, sizes)
-    for m, peak in zip(sizes, got, strict=True):
+    for m, work in zip(sizes, got["work"], strict=True):
+        assert work == one_at_a_time(n, m), (
+            f"accumulate_gradients(micro_batch_size={m}) on a batch of {n} should run, for each micro-batch of {m} "
+            f"in order, a forward of the model on its rows, the loss on its outputs and a backward through that "
+            f"loss into the model, before the next micro-batch's forward: {_listed(one_at_a_time(n, m))}; what it "
+            f"did: {_listed(work)}")
+    for m, peak in zip(sizes, got["peaks"], strict=True):
         expected = oracles.plain_peak(spec, m)
         assert peak <= expected * 1.1 + 64, (
-            f"accumulate_gradients(micro_batch_size={m}) on a batch of 12 held {peak} bytes of saved activations "
+            f"accumulate_gradients(micro_batch_size={m}) on a batch of {n} held {peak} bytes of saved activations "
             f"at its peak; a plain backward on {m} examples holds {expected}\n"
             f"  hint: backward each micro-batch before the next forward, so only one micro-batch's activations "
             f"are alive at a time (one backward of the summed losses keeps every graph alive)")
-    assert all(a > b for a, b in itertools.pairwise(got)), (
+    assert all(a > b for a, b in itertools.pairwise(got["peaks"])), (
         f"the peak saved-activation bytes of accumulate_gradients should fall as the micro-batch shrinks "
-        f"{sizes}: got {got}")
+        f"{sizes}: got {got['peaks']}")
 
 
 # -- differential ------------------------------------------------------------------------------------------

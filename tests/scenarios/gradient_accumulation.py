@@ -58,6 +58,47 @@ def _grads(model: nn.Module) -> list:
     return [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]
 
 
+class Work:
+    """The tests' own record, in order, of the work a call did with the model, the loss and the optimizer it was
+    given (hooks that change no value): evidence that the work a row claims was done, which neither a constant, a
+    no-op nor a table of answers leaves. Events:
+
+    - "forward s:e": a forward of the model (its first layer) that records a graph, on rows s to e of `inputs`
+      ("forward ?": on rows that are not the batch's, in order);
+    - "loss n": a call of the loss, on n examples, whose value requires grad;
+    - "backward through the loss": a backward that passes through such a value;
+    - "backward into the model": a backward that reaches the first layer's output;
+    - "step": an optimizer step."""
+
+    def __init__(self, model: nn.Module, loss_fn, inputs: torch.Tensor, optimizer=None):
+        self.events: list[str] = []
+        self.inputs, self._loss_fn = inputs, loss_fn
+        model[0].register_forward_hook(self._forward)
+        if optimizer is not None:
+            optimizer.register_step_pre_hook(lambda *_: self.events.append("step"))
+
+    def _rows(self, x: torch.Tensor) -> str:
+        n = x.shape[0]
+        for start in range(self.inputs.shape[0] - n + 1):
+            rows = self.inputs[start:start + n]
+            if rows.shape == x.shape and rows.dtype == x.dtype and torch.equal(rows, x):
+                return f"{start}:{start + n}"
+        return "?"
+
+    def _forward(self, module, args, output) -> None:
+        if torch.is_grad_enabled() and isinstance(output, torch.Tensor) and output.requires_grad:
+            self.events.append(f"forward {self._rows(args[0])}")
+            output.register_hook(lambda grad: self.events.append("backward into the model"))
+
+    def loss_fn(self, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """The loss the call is given: the spec's, recorded."""
+        value = self._loss_fn(outputs, targets)
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            self.events.append(f"loss {outputs.shape[0]}")
+            value.register_hook(lambda grad: self.events.append("backward through the loss"))
+        return value
+
+
 def accumulate(pkg, spec: dict) -> dict:
     """Scenario: accumulate_gradients under test. Returns its answer and the gradients it left."""
     model, [(inputs, targets)] = build(spec)
@@ -73,16 +114,29 @@ def accumulate_many(pkg, specs: list) -> list:
     return [accumulate(pkg, spec) for spec in specs]
 
 
-def error_of(pkg, spec: dict, micro_batch_size: int) -> str | None:
-    """Scenario: the name of the exception accumulate_gradients raises (None if it returns)."""
+def error_of(pkg, spec: dict, micro_batch_size: int, work: list | None = None) -> str | None:
+    """Scenario: the name of the exception accumulate_gradients raises (None if it returns); `work`, when given,
+    gets the call's Work events."""
     model, [(inputs, targets)] = build(spec)
+    watched = Work(model, loss_fn_of(spec), inputs)
     try:
-        pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets, micro_batch_size)
+        pkg.gradient_accumulation.accumulate_gradients(model, watched.loss_fn, inputs, targets, micro_batch_size)
     except NotImplementedError:  # an untouched stub: a failure, not an answer
         raise
     except Exception as exc:  # noqa: BLE001 - the type is the answer
         return type(exc).__name__
+    finally:
+        if work is not None:
+            work.extend(watched.events)
     return None
+
+
+def invalid_and_valid(pkg, spec: dict, invalid: int) -> dict:
+    """Scenario: what accumulate_gradients raises with the micro-batch size `invalid` and with the spec's own
+    (valid) one, and the valid call's Work events."""
+    work: list[str] = []
+    return {"invalid": error_of(pkg, spec, invalid), "valid": error_of(pkg, spec, spec["micro_batch_size"], work),
+            "work": work}
 
 
 # -- train_step -------------------------------------------------------------------------------------------
@@ -93,14 +147,20 @@ def _optimizer(model: nn.Module, spec: dict) -> torch.optim.Optimizer:
 
 def train(pkg, spec: dict) -> dict:
     """Scenario: `spec["steps"]` calls of train_step under test, each on its own batch, starting from stale
-    gradients. Returns the losses, the final parameters and the gradients left after the last step."""
+    gradients. Returns the losses, the final parameters, the gradients left after the last step and each call's
+    Work events."""
     model, batches = build(spec)
     optimizer = _optimizer(model, spec)
     _stale(model)
-    losses = [pkg.gradient_accumulation.train_step(model, optimizer, loss_fn_of(spec), inputs, targets,
-                                                   spec["micro_batch_size"])
-              for inputs, targets in batches]
-    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()], "grads": _grads(model)}
+    watched = Work(model, loss_fn_of(spec), batches[0][0], optimizer)
+    losses, work = [], []
+    for inputs, targets in batches:
+        watched.inputs, watched.events = inputs, []
+        losses.append(pkg.gradient_accumulation.train_step(model, optimizer, watched.loss_fn, inputs, targets,
+                                                           spec["micro_batch_size"]))
+        work.append(watched.events)
+    return {"losses": losses, "params": [p.detach().clone() for p in model.parameters()], "grads": _grads(model),
+            "work": work}
 
 
 # -- memory -----------------------------------------------------------------------------------------------
@@ -158,13 +218,15 @@ class SavedPeak:
         self._hooks.__exit__(*exc)
 
 
-def accumulation_peaks(pkg, spec: dict, micro_batch_sizes: list) -> list:
-    """Scenario: the peak saved-activation bytes of accumulate_gradients under test, for each micro-batch
-    size, on the spec's model and batch."""
-    peaks = []
+def accumulation_peaks(pkg, spec: dict, micro_batch_sizes: list) -> dict:
+    """Scenario: the peak saved-activation bytes of accumulate_gradients under test, and its Work events, for each
+    micro-batch size, on the spec's model and batch."""
+    peaks, work = [], []
     for m in micro_batch_sizes:
         model, [(inputs, targets)] = build(spec)
+        watched = Work(model, loss_fn_of(spec), inputs)
         with SavedPeak(model) as meter:
-            pkg.gradient_accumulation.accumulate_gradients(model, loss_fn_of(spec), inputs, targets, m)
+            pkg.gradient_accumulation.accumulate_gradients(model, watched.loss_fn, inputs, targets, m)
         peaks.append(meter.peak)
-    return peaks
+        work.append(watched.events)
+    return {"peaks": peaks, "work": work}

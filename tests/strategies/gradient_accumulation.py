@@ -25,3 +25,16 @@ def grad_accum_specs(draw, dtype: str = "float64", split: str | None = None) -> 
     return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 2, 9)), "batch": batch,
             "micro_batch_size": draw(st.sampled_from(sizes)), "seq": draw(st.sampled_from([0, 3])),
             "loss": draw(st.sampled_from(["mse", "cross_entropy"])), "dtype": dtype, "stale": draw(st.booleans())}
+
+
+@st.composite
+def peak_specs(draw) -> dict:
+    """Specs for measuring the saved-activation peak: float32, no stale gradients, a batch of 2-12 examples and
+    `peak_sizes`, two to four of its divisors (even splits), largest first."""
+    batch = draw(st.integers(2, 12))
+    divisors = [m for m in range(1, batch + 1) if batch % m == 0]
+    sizes = sorted(draw(st.lists(st.sampled_from(divisors), min_size=2, max_size=4, unique=True)), reverse=True)
+    return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 2, 9)), "batch": batch,
+            "micro_batch_size": sizes[0], "seq": draw(st.sampled_from([0, 3])),
+            "loss": draw(st.sampled_from(["mse", "cross_entropy"])), "dtype": "float32", "stale": False,
+            "peak_sizes": sizes}

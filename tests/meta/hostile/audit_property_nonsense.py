@@ -3,7 +3,8 @@ nothing else. "The attention share grows with the context" checks attention_flop
 grows with seq, and that training_step_flops / (6 N D) grows too, with N from transformer_param_count: a share of
 seq / (seq + 1), a parameter count that leaves N = 1 and a step of 6 seq^2 satisfy all three (2.25 points on a
 grader that gated the property on attention FLOPs alone). The property now waits for every function it calls
-(grader/registry.py `requires`), and none of these is right.
+(grader/registry.py `requires`), and none of these is right; N is now the torch model's (issue 51: a slip in the
+parameter count costs its own row), so the first and the third alone would have to pass, and they do not.
 """
 
 
