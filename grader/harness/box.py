@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+from grader.harness.forkserver import end_group
+
 OUTPUT_BYTES = 8 << 20  # all of a box's answers together
 OPEN_FILES = 64
 PASSED_ENV = ("PATH", "LANG", "HOME", "XDG_CACHE_HOME", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")  # never the secret
@@ -108,12 +110,7 @@ class Box:
         return f"it failed ({error[-1] if error else f'exit code {code}'})"
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.process.wait()
+        end_group(self.process)
         for stream in (self.stdout, self.stderr):
             stream.close()
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from grader.harness import absent, boundary, codec
 from grader.harness.cputime import WALL_FACTOR, CpuClock, memory_allowance_mb
-from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone
+from grader.harness.forkserver import ForkedProcess, ForkServer, ServerGone, end_group
 from grader.harness.protocol import (
     HEADER,
     MAX_MESSAGE,
@@ -314,12 +314,8 @@ class Worker:
         forked = isinstance(self.process, ForkedProcess)
         if self.clock is not None:  # while its threads are there to be read
             self.waited_before += max(0.0, self.clock.waited() - self.waited_start)
-        if self.process and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait()
+        if self.process:
+            end_group(self.process)
         if self.sandbox and not forked:
             self.sandbox.kill_all(spare=self.fork_server.alive() if self.fork_server else None)
         if self.clock is not None:

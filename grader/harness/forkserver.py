@@ -127,6 +127,17 @@ def _send(control: socket.socket, message: dict) -> None:
 
 # -- the test process's side -----------------------------------------------------------------------------
 
+
+def end_group(process) -> None:
+    """Kill `process` (a Popen that leads a process group of its own) and its group where it still runs, and reap it."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
 class ServerGone(RuntimeError):
     """The fork server is not there (it failed to start, was killed, or refused): start a worker the usual way."""
 
@@ -261,9 +272,4 @@ class ForkServer:
 
     def close(self) -> None:
         self.control.close()
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait()
+        end_group(self.process)
