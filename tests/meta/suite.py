@@ -37,12 +37,20 @@ def problems_with_tests() -> list[str]:
     return [p.id for p in PROBLEMS if (ROOT / p.test_file).exists()]
 
 
+def profile_env(profile: str, env: dict | None = None) -> dict:
+    """`env` (default: this process's) with pytest's hypothesis profile in PYTEST_ADDOPTS, as the grader passes its
+    options (grader/runner.py): an environment only its own uid reads, where a command line is anyone's to read. A
+    sandboxed worker with the user layer alone sees the machine's processes, and the hostile corpus's
+    reach_environ_cmdline must not find a neighbouring meta-test's settings there."""
+    return {**(os.environ if env is None else env), "PYTEST_ADDOPTS": f"--hypothesis-profile={profile}"}
+
+
 def run_suite(tmp_path: Path, *args: str, cpu_seconds: float = 900) -> list[dict]:
     """Run pytest in a subprocess with the report plugin, within `cpu_seconds` of its whole tree
     (tests/meta/processes.py); the per-test records."""
     report = tmp_path / "report.jsonl"
-    processes.run([sys.executable, "-m", "pytest", "-q", "--tb=no", "--hypothesis-profile=ci", f"--report={report}",
-                   *args], cwd=ROOT, cpu_seconds=cpu_seconds, capture_output=True)
+    processes.run([sys.executable, "-m", "pytest", "-q", "--tb=no", f"--report={report}", *args], cwd=ROOT,
+                  cpu_seconds=cpu_seconds, capture_output=True, env=profile_env("ci"))
     if not report.exists():
         return []
     return read_test_records(report)

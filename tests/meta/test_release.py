@@ -25,12 +25,12 @@ from grader.messages import LOCAL_TESTS_ONLY
 from grader.registry import BY_ID, PROBLEMS
 from grader.staff import release
 from tests.meta import processes
-from tests.meta.suite import ROOT, problems_with_tests
+from tests.meta.suite import ROOT, problems_with_tests, profile_env
 
 # These build a tree and run suites in subprocesses: past the per-test default of 120 s on a loaded machine.
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1200)]
 
-PROFILE = "--hypothesis-profile=mutation"
+PROFILE = "mutation"  # the hypothesis profile, in the environment (suite.profile_env)
 
 
 def student_env() -> dict[str, str]:
@@ -82,8 +82,8 @@ def python_of(release_root: Path) -> str:
 
 def run_suite(tree: Path, python: str, tmp_path: Path) -> list[dict]:
     report = tmp_path / "report.jsonl"
-    env = {**student_env(), "PYTHONPATH": str(tree)}  # this tree first, whichever release the venv installed
-    done = run([python, "-m", "pytest", "-q", "--tb=line", PROFILE, f"--report={report}"], cwd=tree, env=env)
+    env = profile_env(PROFILE, {**student_env(), "PYTHONPATH": str(tree)})  # this tree first, whichever release
+    done = run([python, "-m", "pytest", "-q", "--tb=line", f"--report={report}"], cwd=tree, env=env)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return read_test_records(report)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from grader.seed import grading_seed
 from tests import test_flops
-from tests.meta.suite import ROOT, grader_env
+from tests.meta.suite import ROOT, grader_env, profile_env
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(1800)]
 
@@ -52,8 +52,8 @@ def lookup_table_submission(folder, calls: dict) -> None:
 def test_a_table_of_the_public_inputs_passes_no_generated_test_under_the_secret(tmp_path):
     calls = tmp_path / "calls.json"
     subprocess.run([sys.executable, "-m", "pytest", "tests/test_flops.py", "-q", "--impl", "reference",
-                    "--hypothesis-profile=grade", "-p", "tests.meta.recorder", f"--record-calls={calls}",
-                    "--record-module=flops"], cwd=ROOT, env=grader_env(), capture_output=True, timeout=900)
+                    "-p", "tests.meta.recorder", f"--record-calls={calls}", "--record-module=flops"],
+                   cwd=ROOT, env=profile_env("grade", grader_env()), capture_output=True, timeout=900)
     lookup_table_submission(tmp_path / "table", json.loads(calls.read_text()))
     public = passed(grade(tmp_path / "table", tmp_path / "local.json", "--local"))
     secret = passed(grade(tmp_path / "table", tmp_path / "secret.json"))
