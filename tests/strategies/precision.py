@@ -121,10 +121,13 @@ def float_format_arguments(draw) -> tuple:
     docstring's list (any text, or one of its names misspelt); an accepted dtype or name."""
     import torch
 
+    # misspelt, not merely written in capitals or padded: code that normalises a name is not wrong about formats
     misspelt = st.sampled_from(ACCEPTED_NAMES).flatmap(lambda name: st.sampled_from(
-        [name.upper(), name[:-1], f" {name}", f"{name}_", name.replace("_", ""), name.replace("fp", "float")]))
+        [name[:-1], f"{name}_", name.replace("_", ""), name.replace("fp", "float")])).filter(
+        lambda name: name not in ACCEPTED_NAMES)
+    unknown_text = st.text(max_size=12).filter(lambda t: t.strip().lower() not in ACCEPTED_NAMES)
     unknown = draw(st.one_of(st.sampled_from(OTHER_DTYPES).map(lambda d: getattr(torch, d)),
-                             st.text(max_size=12), misspelt).filter(lambda a: a not in ACCEPTED_NAMES))
+                             unknown_text, misspelt))
     known = draw(st.one_of(st.sampled_from(ACCEPTED_NAMES), st.sampled_from(ACCEPTED_DTYPES).map(
         lambda d: getattr(torch, d))))
     return unknown, known
