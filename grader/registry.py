@@ -52,7 +52,8 @@ class Behaviour:
     exact values of the functions its tests call, drawn from the same region of inputs as its own (one selector,
     or a tuple). None where the test carries its own evidence: on generated inputs, it checks in its own calls that
     the work its row claims was done (gradient_accumulation's hooks see a forward, the loss and a backward on each
-    micro-batch), which no table, constant or no-op leaves.
+    micro-batch; an input-validation test calls with what the docstring refuses and, beside it, what it accepts,
+    which must return a value of the right kind), which no table, constant, no-op or raise-always leaves.
 
     `fixed`: tests (or items: item selectors) of fixed inputs (the lecture's numbers, worked examples, fixed
     invalid calls), which a table of answers could pass, each with the generated tests of the same function,
@@ -390,22 +391,22 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           0.5, ("test_mixed_precision_scaler_rescues_underflowing_fp16_gradients",)),
         B("mixed precision: overflow", "an overflowing step is skipped and the scale backs off", 0.75,
           ("test_mixed_precision_overflow_skips_the_step_and_backs_off",)),
-        B("input validation", "unknown formats, other dtypes, shapes that do not block, non-finite or tiny input "
-          "raise",
+        B("input validation", "on generated calls, unknown formats, other dtypes, shapes that do not block, "
+          "non-finite or tiny input raise ValueError, and a valid call beside each returns a value of the right "
+          "kind (a FloatFormat; float32 of the input's shape, bf16 values, values of the format; an NVFP4Tensor)",
           0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
                 "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
-                "test_nvfp4_rejects_input_out_of_range", "test_documented_errors_are_raised"),
-          fixed={"test_float_format_rejects_unknown_formats": "test_float_format_matches_finfo",
-                 "test_round_to_bf16_rejects_other_dtypes": BF16_NORMAL,
-                 "test_quantize_rejects_other_dtypes": IEEE_SMALL,
-                 "test_nvfp4_rejects_shapes_that_do_not_block": NVFP4,
-                 "test_nvfp4_rejects_input_out_of_range": NVFP4,
-                 "test_documented_errors_are_raised[float_format:*]": "test_float_format_matches_finfo",
-                 "test_documented_errors_are_raised[round_to_bf16:*]": BF16_NORMAL,
-                 "test_documented_errors_are_raised[quantize:*]": IEEE_SMALL,
-                 "test_documented_errors_are_raised[nvfp4_quantize:*]": NVFP4,
+                "test_nvfp4_rejects_input_out_of_range", "test_nvfp4_dequantize_rejects_shapes_that_do_not_match",
+                "test_documented_errors_are_raised"),
+          # the docstrings' fixed calls pass for a table of them: they wait for the generated test of their
+          # function, which a table, a constant or a function that always raises does not pass
+          fixed={"test_documented_errors_are_raised[float_format:*]": "test_float_format_rejects_unknown_formats",
+                 "test_documented_errors_are_raised[round_to_bf16:*]": "test_round_to_bf16_rejects_other_dtypes",
+                 "test_documented_errors_are_raised[quantize:*]": "test_quantize_rejects_other_dtypes",
+                 "test_documented_errors_are_raised[nvfp4_quantize:*]": (
+                     "test_nvfp4_rejects_shapes_that_do_not_block", "test_nvfp4_rejects_input_out_of_range"),
                  "test_documented_errors_are_raised[nvfp4_dequantize:*]":
-                 "test_nvfp4_dequantize_multiplies_the_scales"}),
+                 "test_nvfp4_dequantize_rejects_shapes_that_do_not_match"}),
     ),
     "adamw": (
         B("AdamW: float64 trajectories", "several steps on float64 parameters against torch.optim.AdamW, "
@@ -572,13 +573,14 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("device names", "hardware_for_name and device_spec", 0.25,
           ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
            "test_device_spec_of_the_cpu_is_none")),
-        B("input validation", "no times, negative warm-ups or trials raise ValueError", 0.25,
+        B("input validation", "no times, negative warm-ups or fewer than one trial raise ValueError, and a valid "
+          "call beside each returns a Timing (generated: summarize's of as many times, benchmark's after calling "
+          "fn once per warm-up and trial)", 0.25,
           ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts",
            "test_documented_errors_are_raised"),
-          fixed={"test_summarize_rejects_no_times": "test_summarize_matches_statistics[times]",
-                 "test_documented_errors_are_raised[summarize:*]": "test_summarize_matches_statistics[times]",
-                 "test_benchmark_rejects_bad_counts": "test_benchmark_default_sync_on_cpu_does_nothing",
-                 "test_documented_errors_are_raised[benchmark:*]": "test_benchmark_default_sync_on_cpu_does_nothing"}),
+          # the docstring's fixed calls pass for a table of them: they wait for the generated test of their function
+          fixed={"test_documented_errors_are_raised[summarize:*]": "test_summarize_rejects_no_times",
+                 "test_documented_errors_are_raised[benchmark:*]": "test_benchmark_rejects_bad_counts"}),
     ),
 }
 del B, TENSOR_OPS, BF16_NORMAL, IEEE_SMALL, NVFP4, ADAM_STEPS, MINI_EINOPS_PARTS, RECOMPUTED

@@ -132,9 +132,17 @@ def test_summarize_worked_examples(impl, times):
     expect_timing(got, expected, call_text("summarize", times))
 
 
-def test_summarize_rejects_no_times(impl):
+@given(times=st.lists(positive_times, min_size=1, max_size=8))
+def test_summarize_rejects_no_times(impl, times):
+    """No times raise ValueError; generated times beside them return a Timing of as many times (the evidence
+    that the check is on the input: a function that always raises, a constant or a table fails; the values
+    are the statistics row's)."""
     with pytest.raises(ValueError):
         impl.benchmarking.summarize([])
+        pytest.fail("summarize([]) should raise ValueError; it returned")
+    got = impl.benchmarking.summarize(times)
+    assert type(got).__name__ == "Timing" and len(got.times) == len(times), (
+        f"{call_text('summarize', times)} should return a Timing of {len(times)} times; got {got!r}")
 
 
 # -- benchmark: the order of calls, on a simulated asynchronous device ----------------------------------
@@ -184,10 +192,27 @@ def test_benchmark_default_sync_on_cpu_does_nothing(impl, spec):
         f"  hint: without CUDA there is nothing to synchronise (and torch.cuda.synchronize would fail)")
 
 
-@pytest.mark.parametrize(("warmup", "trials"), [(-1, 3), (2, 0), (0, -1)])
-def test_benchmark_rejects_bad_counts(impl, warmup, trials):
+# (warmup, trials) the docstring refuses: a negative warm-up count, or fewer than one trial
+bad_counts = st.one_of(st.tuples(st.integers(-5, -1), st.integers(-3, 6)),
+                       st.tuples(st.integers(0, 3), st.integers(-3, 0)))
+
+
+@given(counts=bad_counts, spec=benchmark_specs())
+def test_benchmark_rejects_bad_counts(impl, counts, spec):
+    """Negative warm-ups or fewer than one trial raise ValueError; the spec's valid counts beside them return a
+    Timing after calling fn once per warm-up and trial (the evidence that the check is on the counts: a function
+    that always raises, a constant or a table fails; the order of the calls, the syncs and the times, how many
+    of them too, are other rows')."""
+    warmup, trials = counts
     got = impl.run(scenarios.benchmark_error, warmup, trials)
     assert got == "ValueError", f"benchmark(fn, warmup={warmup}, trials={trials}) should raise ValueError, raised {got}"
+    got = impl.run(scenarios.run_benchmark, spec)
+    what = f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync, clock)"
+    calls = got["events"].count("fn")
+    assert calls == spec["warmup"] + spec["trials"], (
+        f"{what} should call fn {spec['warmup'] + spec['trials']} times (each warm-up and each trial); it called it "
+        f"{calls} times")
+    assert type(got["timing"]).__name__ == "Timing", f"{what} should return a Timing; got {got['timing']!r}"
 
 
 # -- spec sheets -------------------------------------------------------------------------------------------

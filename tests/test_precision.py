@@ -15,6 +15,9 @@ Oracles:
 - NVFP4: properties (values on the e2m1 grid, block scales on the e4m3 grid and within half an e4m3
   step of the ideal scale, each value the nearest grid point, a per-block error bound, exactness for
   representable input) and a ValueError for shapes that do not split into blocks of 16.
+- Input validation: each test draws what a docstring refuses and, beside it, what it accepts, whose result must
+  be of the right kind (a FloatFormat; float32 of the input's shape; bfloat16 values; values of the format, the
+  grid decoded as above; an NVFP4Tensor on the e2m1 grid): its own evidence, so it waits for no value test.
 - Mixed precision: a dispatch-mode spy on every op of the step (the dtypes of every matmul), the dtypes of
   parameters, gradients and optimizer state, and a plain float32 step computed in the test process.
 
@@ -47,7 +50,19 @@ from tests.common.precision import (
 )
 from tests.documented import cases, expect_documented_error
 from tests.scenarios import precision as scenarios
-from tests.strategies.precision import FP32_BIT_KINDS, fp32_bits, fp32_near_grid, mixed_precision_specs, nvfp4_inputs
+from tests.strategies.precision import (
+    FP32_BIT_KINDS,
+    NOT_FLOAT32,
+    float32_arrays,
+    float_format_arguments,
+    fp32_bits,
+    fp32_near_grid,
+    mixed_precision_specs,
+    nvfp4_inputs,
+    nvfp4_mismatched,
+    nvfp4_out_of_range,
+    nvfp4_shapes_that_do_not_block,
+)
 
 pytestmark = pytest.mark.precision
 
@@ -131,10 +146,60 @@ def test_float_format_fp4_e2m1_hand_table(impl):
                                       f"{E2M1_GRID}\n  got:      {tuple(grid)}")
 
 
-def test_float_format_rejects_unknown_formats(impl):
-    for bad in (torch.int32, torch.float64, "fp8_e4m3"):
-        with pytest.raises(ValueError):
-            impl.precision.float_format(bad)
+# -- input validation ---------------------------------------------------------------------------------------
+# Each validation test draws what the docstring refuses and, in the same call, what it accepts: the refused
+# argument raises ValueError, the accepted one returns a value of the right kind (type, dtype, shape, and a
+# value of the format: the lower 16 bits zero for bf16, a point of the grid for quantize) without error. The
+# accepted call is the evidence that the check is on the input, so a function that always raises, returns a
+# constant, or looks its answers up in a table passes none of them; whether the values are the right ones is
+# the other rows' question, so a slip in the values costs those rows alone.
+
+def expect_refused(call, what: str) -> None:
+    with pytest.raises(ValueError):
+        call()
+        pytest.fail(f"{what} should raise ValueError; it returned")
+
+
+def expect_accepted(call, what: str):
+    try:
+        return call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the accepted call must not raise
+        pytest.fail(f"{what} is valid input and should return; it raised {type(exc).__name__}: {exc}")
+
+
+def expect_float32_like(got, shape: tuple, what: str) -> None:
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32 and tuple(got.shape) == shape, (
+        f"{what} should return a float32 tensor of shape {shape}; got "
+        + (f"{got.dtype} of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__))
+
+
+def on_grid(values: torch.Tensor, fmt: FloatFormat) -> list[float]:
+    """The values of `values` that are not values of `fmt` (NaN counts as off the grid)."""
+    grid = {sign * v for v, _ in decode_all(fmt.exponent_bits, fmt.mantissa_bits, fmt.bias, fmt.has_inf,
+                                            fmt.has_nan) for sign in (1.0, -1.0)}
+    return [v for v in values.flatten().tolist() if v not in grid]
+
+
+def expect_nvfp4_like(q, x: torch.Tensor, what: str) -> None:
+    """An NVFP4Tensor for x: float32 values of x's shape on the e2m1 grid, a block scale per 16 values."""
+    assert type(q).__name__ == "NVFP4Tensor", f"{what} should return an NVFP4Tensor; got {type(q).__name__}"
+    expect_float32_like(q.values, tuple(x.shape), f"{what}.values")
+    blocks = (*x.shape[:-1], x.shape[-1] // 16)
+    assert isinstance(q.block_scales, torch.Tensor) and tuple(q.block_scales.shape) == blocks, (
+        f"{what}.block_scales should have shape {blocks} (one scale per block of 16)")
+    off = on_grid(q.values, SMALL_FORMATS["fp4_e2m1"])
+    assert not off, f"{what}.values should be on the e2m1 grid (+-{E2M1_GRID}); these are not: {off[:5]}"
+
+
+@given(arguments=float_format_arguments())
+def test_float_format_rejects_unknown_formats(impl, arguments):
+    unknown, known = arguments
+    expect_refused(lambda: impl.precision.float_format(unknown), f"float_format({unknown!r})")
+    got = expect_accepted(lambda: impl.precision.float_format(known), f"float_format({known!r})")
+    assert type(got).__name__ == "FloatFormat", (
+        f"float_format({known!r}) should return a FloatFormat; got {type(got).__name__}")
 
 
 def test_lecture_facts_ranges_of_fp8(impl):
@@ -205,9 +270,17 @@ def test_round_to_bf16_worked_examples(impl, kind):
         assert torch.isnan(impl.precision.round_to_bf16(nans)).all(), "NaN must stay NaN, never inf or a number"
 
 
-def test_round_to_bf16_rejects_other_dtypes(impl):
-    with pytest.raises(ValueError):
-        impl.precision.round_to_bf16(torch.ones(3, dtype=torch.float64))
+@given(array=float32_arrays(), dtype=st.sampled_from(NOT_FLOAT32))
+def test_round_to_bf16_rejects_other_dtypes(impl, array, dtype):
+    shape, values = array
+    x = torch.tensor(values, dtype=torch.float32).reshape(shape)
+    bad = x.to(getattr(torch, dtype))
+    expect_refused(lambda: impl.precision.round_to_bf16(bad), f"round_to_bf16(a {dtype} tensor of shape {shape})")
+    what = f"round_to_bf16(a float32 tensor of shape {shape})"
+    got = expect_accepted(lambda: impl.precision.round_to_bf16(x), what)
+    expect_float32_like(got, shape, what)
+    low = got.view(torch.int32) & 0xFFFF
+    assert not low.any(), f"{what} should return bfloat16 values (the lower 16 bits zero); some are not: {got}"
 
 
 # -- quantize --------------------------------------------------------------------------------------------
@@ -257,9 +330,18 @@ def test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16(impl):
         f"round_to_bf16(1e-8) is {impl.precision.round_to_bf16(x)}, expected quantize's bf16 {bf16}")
 
 
-def test_quantize_rejects_other_dtypes(impl):
-    with pytest.raises(ValueError):
-        impl.precision.quantize(torch.ones(3, dtype=torch.float16), SMALL_FORMATS["fp4_e2m1"])
+@given(data=st.data(), name=st.sampled_from(list(SMALL_FORMATS)), dtype=st.sampled_from(NOT_FLOAT32))
+def test_quantize_rejects_other_dtypes(impl, data, name, dtype):
+    fmt = SMALL_FORMATS[name]
+    shape, values = data.draw(float32_arrays(bound=fmt.max_normal), label="array")  # in range: no overflow
+    x = torch.tensor(values, dtype=torch.float32).reshape(shape)
+    bad = x.to(getattr(torch, dtype))
+    expect_refused(lambda: impl.precision.quantize(bad, fmt), f"quantize(a {dtype} tensor of shape {shape}, {name})")
+    what = f"quantize(a float32 tensor of shape {shape} within +-max_normal, {name})"
+    got = expect_accepted(lambda: impl.precision.quantize(x, fmt), what)
+    expect_float32_like(got, shape, what)
+    off = on_grid(got, fmt)
+    assert not off, f"{what} should return values of {name}; these are not: {off[:5]}"
 
 
 # -- NVFP4 -----------------------------------------------------------------------------------------------
@@ -359,21 +441,37 @@ def test_nvfp4_dequantize_multiplies_the_scales(impl, data):
                                msg=lambda m: f"nvfp4_dequantize: values * block_scale * tensor_scale\n{m}")
 
 
-@pytest.mark.parametrize("shape", [(15,), (2, 17), (3, 8), (4, 0), (16, 3)])
-def test_nvfp4_rejects_shapes_that_do_not_block(impl, shape):
-    x = torch.ones(shape)
+@given(shape=nvfp4_shapes_that_do_not_block(), level=st.floats(0.5, 100.0, width=32), data=nvfp4_inputs())
+def test_nvfp4_rejects_shapes_that_do_not_block(impl, shape, level, data):
+    bad = torch.full(shape, level)
     with pytest.raises(ValueError, match="16"):
-        impl.precision.nvfp4_quantize(x)
+        impl.precision.nvfp4_quantize(bad)
+        pytest.fail(f"nvfp4_quantize(a tensor of shape {shape}) should raise ValueError (naming 16); it returned")
+    x = torch.tensor(data, dtype=torch.float32)
+    what = f"nvfp4_quantize(a tensor of shape {tuple(x.shape)})"
+    expect_nvfp4_like(expect_accepted(lambda: impl.precision.nvfp4_quantize(x), what), x, what)
 
 
-def test_nvfp4_rejects_input_out_of_range(impl):
-    with pytest.raises(ValueError):
-        impl.precision.nvfp4_quantize(torch.tensor([math.inf] + [1.0] * 15))
-    with pytest.raises(ValueError):
-        impl.precision.nvfp4_quantize(torch.tensor([math.nan] + [1.0] * 15))
-    # amax below 6 * 448 * 2^-126: the float32 tensor scale would be subnormal (zero below ~1e-41)
-    with pytest.raises(ValueError):
-        impl.precision.nvfp4_quantize(torch.tensor([1e-36] + [0.0] * 15))
+@given(inputs=nvfp4_out_of_range())
+def test_nvfp4_rejects_input_out_of_range(impl, inputs):
+    """inf, NaN, or an amax below 6 * 448 * 2^-126 (the float32 tensor scale would be subnormal) raise."""
+    bad, data = (torch.tensor(d, dtype=torch.float32) for d in inputs)
+    amax = bad.abs().max().item()
+    expect_refused(lambda: impl.precision.nvfp4_quantize(bad),
+                   f"nvfp4_quantize(x) with x of shape {tuple(bad.shape)} and amax {amax!r}")
+    what = f"nvfp4_quantize(a tensor of shape {tuple(data.shape)}, amax {data.abs().max().item()!r})"
+    expect_nvfp4_like(expect_accepted(lambda: impl.precision.nvfp4_quantize(data), what), data, what)
+
+
+@given(tensors=nvfp4_mismatched())
+def test_nvfp4_dequantize_rejects_shapes_that_do_not_match(impl, tensors):
+    bad, q = tensors
+    def shapes(t) -> str:
+        return f"nvfp4_dequantize of values {tuple(t.values.shape)}, block_scales {tuple(t.block_scales.shape)}"
+
+    expect_refused(lambda: impl.precision.nvfp4_dequantize(bad), shapes(bad))
+    got = expect_accepted(lambda: impl.precision.nvfp4_dequantize(q), shapes(q))
+    expect_float32_like(got, tuple(q.values.shape), shapes(q))
 
 
 def test_nvfp4_quantizes_the_bottom_of_its_range(impl):

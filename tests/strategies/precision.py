@@ -104,3 +104,85 @@ def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
     return {"seed": draw(st.integers(0, 2**16)), "sizes": draw(distinct_sizes(3, 1, 12)),
             "batch": draw(st.integers(1, 8)), "steps": 2, "dtype": dtype,
             "init_scale": 2.0**10 if dtype == "float16" else None, "lr": 0.1}
+
+
+# -- input validation: what the docstrings reject, beside what they accept ------------------------------------
+
+ACCEPTED_NAMES = ("fp32", "fp16", "bf16", "fp8_e4m3fn", "fp8_e5m2", "fp4_e2m1")  # float_format's docstring
+ACCEPTED_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+OTHER_DTYPES = ("float64", "int8", "uint8", "int32", "int64", "bool", "complex64", "float8_e4m3fnuz",
+                "float8_e5m2fnuz")
+NOT_FLOAT32 = ("float64", "float16", "bfloat16")  # the float dtypes the stubs' annotations let through
+
+
+@st.composite
+def float_format_arguments(draw) -> tuple:
+    """(an argument float_format must refuse, one it accepts): another dtype, or a name that is not in the
+    docstring's list (any text, or one of its names misspelt); an accepted dtype or name."""
+    import torch
+
+    # misspelt, not merely written in capitals or padded: code that normalises a name is not wrong about formats
+    misspelt = st.sampled_from(ACCEPTED_NAMES).flatmap(lambda name: st.sampled_from(
+        [name[:-1], f"{name}_", name.replace("_", ""), name.replace("fp", "float")])).filter(
+        lambda name: name not in ACCEPTED_NAMES)
+    unknown_text = st.text(max_size=12).filter(lambda t: t.strip().lower() not in ACCEPTED_NAMES)
+    unknown = draw(st.one_of(st.sampled_from(OTHER_DTYPES).map(lambda d: getattr(torch, d)),
+                             unknown_text, misspelt))
+    known = draw(st.one_of(st.sampled_from(ACCEPTED_NAMES), st.sampled_from(ACCEPTED_DTYPES).map(
+        lambda d: getattr(torch, d))))
+    return unknown, known
+
+
+@st.composite
+def float32_arrays(draw, bound: float | None = None) -> tuple[tuple[int, ...], list[float]]:
+    """(a shape of 0-3 small dimensions, its values flat): finite float32 values (of magnitude <= bound)."""
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=3)))
+    size = 1
+    for n in shape:
+        size *= n
+    floats = st.floats(None if bound is None else -bound, bound, width=32, allow_nan=False, allow_infinity=False)
+    values = draw(st.lists(floats, min_size=size, max_size=size))
+    return shape, values
+
+
+@st.composite
+def nvfp4_shapes_that_do_not_block(draw) -> tuple[int, ...]:
+    """Shapes whose last dimension is not a positive multiple of 16 (0 among them), 0-2 leading dimensions."""
+    last = draw(st.integers(0, 50).filter(lambda n: n % 16 or n == 0))
+    return (*draw(st.lists(st.integers(1, 3), max_size=2)), last)
+
+
+@st.composite
+def nvfp4_out_of_range(draw) -> tuple[list, list]:
+    """(an input nvfp4_quantize must refuse, a well-formed one): the well-formed input (`nvfp4_inputs`) with an
+    inf, -inf or NaN at a drawn place, or scaled so that its amax is below 6 * 448 * 2^-126 (not all zeros)."""
+    data = draw(nvfp4_inputs())
+    bad = [list(row) for row in data]
+    if draw(st.booleans()):
+        row, column = draw(st.integers(0, len(bad) - 1)), draw(st.integers(0, len(bad[0]) - 1))
+        bad[row][column] = draw(st.sampled_from([float("inf"), float("-inf"), float("nan")]))
+    else:
+        amax = max(abs(v) for row in data for v in row)
+        tiny = draw(st.floats(2.0**-149, 21 * 2.0**-120, width=32))  # up to half of 6 * 448 * 2^-126
+        bad = [[v / amax * tiny for v in row] for row in data]
+    return bad, data
+
+
+@st.composite
+def nvfp4_mismatched(draw) -> tuple:
+    """(an NVFP4Tensor nvfp4_dequantize must refuse, a well-formed one): the well-formed one (`nvfp4_tensors`)
+    with one block scale too few or too many per row, or a row of scales too many."""
+    import torch
+
+    from assignment.given import NVFP4Tensor
+
+    q = draw(nvfp4_tensors())
+    scales = q.block_scales
+    how = draw(st.sampled_from(["too few", "too many", "other leading dimensions"]))
+    if how == "too few" and scales.shape[-1] > 1:
+        scales = scales[..., :-1]
+    elif how == "other leading dimensions":
+        scales = torch.cat([scales, scales[:1]])
+    else:
+        scales = torch.cat([scales, scales[..., :1]], dim=-1)
+    return NVFP4Tensor(q.values, scales.contiguous(), q.tensor_scale), q
