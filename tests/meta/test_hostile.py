@@ -687,6 +687,7 @@ _PATTERN = [1, 0, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]
 """
 # The probe: a first read of each file timed (a cached page is read in microseconds, one from the disk in many
 # more), against reads of a file that is certainly cached; and preadv2(RWF_NOWAIT), which fails where a page is not.
+PROBE_TRIES = 5  # the control's tries: the probe in the test process must read a planted pattern once
 PROBE = """
 import ctypes as _ctypes
 import time as _time
@@ -850,12 +851,18 @@ def test_no_channel_reaches_the_next_grading(view, mode):
     # pressure of its own may have dropped some since, at random: never the pattern, nor its complement)
     assert found["bits"] not in (pattern, [1 - bit for bit in pattern]), "the first reads found the pattern"
     assert found["nofile"] == sandbox.OPEN_FILES and found["nice"] == 0 and found["server state"] in "RS", found
-    # the probe itself reads a pattern wherever the cache holds one
-    for bit, path in zip(pattern, files, strict=True):
-        fd = os.open(path, os.O_RDONLY)
-        if bit:
-            os.pread(fd, 1 << 20, 0)
-        else:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-    assert namespace["_probe"](files)[0] == pattern, "the timing probe reads what the cache holds"
+    # the probe itself reads a pattern wherever the cache holds one: once in a few tries, as a timing on a busy
+    # machine can take a cached read for a slow one (what it proves is that the probe can read, once is enough)
+    read = []
+    for _ in range(PROBE_TRIES):
+        for bit, path in zip(pattern, files, strict=True):
+            fd = os.open(path, os.O_RDONLY)
+            if bit:
+                os.pread(fd, 1 << 20, 0)
+            else:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        read.append(namespace["_probe"](files)[0])
+        if read[-1] == pattern:
+            break
+    assert read[-1] == pattern, f"the timing probe reads what the cache holds: {pattern} planted, {read} read"
