@@ -19,7 +19,6 @@ from _pytest.outcomes import Skipped
 import tests
 from grader.harness.client import WorkerTimeout
 from grader.harness.time_limit import problem_of
-from grader.registry import BY_ID
 
 ROOT = Path(tests.__file__).resolve().parent.parent  # the tree under test: its suite, stubs and reference
 
@@ -81,15 +80,11 @@ def _import_error(path: Path, problem: str) -> str | None:
     return None
 
 
-def _report_problem(report) -> str | None:
-    return next((k for k in report.keywords if k in BY_ID), None)
-
-
 def pytest_report_teststatus(report, config):
     """A failure of a folded problem is counted under its problem's line, not reported on its own."""
     folded = getattr(config, "_ra_folded", {})
     if report.failed and folded:
-        problem = _report_problem(report)
+        problem = problem_of(report)
         if problem in folded:
             return folded[problem][0], "F", folded[problem][0].upper()
     return None
@@ -125,7 +120,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     counts: dict[str, int] = {}
     for kind in FOLDED:
         for report in terminalreporter.stats.get(kind, []):
-            problem = _report_problem(report)
+            problem = problem_of(report)
             counts[problem] = counts.get(problem, 0) + (report.when == "call" or report.when == "setup")
     shown = {p: v for p, v in folded.items() if counts.get(p)}
     if shown:

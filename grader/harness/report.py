@@ -18,8 +18,8 @@ from grader.harness.client import OracleReached, WorkerDied, WorkerTimeout
 from grader.harness.codec import CodecError
 from grader.harness.protocol import WORKER_NOTE, ProtocolError
 from grader.harness.record import Collected, CollectedTest, Finished, ReportRecord
+from grader.harness.time_limit import problem_of
 from grader.harness.typecheck import TYPE_CHECK_HINT, StubTypeError, is_type_check_error
-from grader.registry import BY_ID
 
 MAX_MESSAGE = 4000
 
@@ -141,13 +141,10 @@ class _Recorder:
     def pytest_runtest_protocol(self, item):
         self.running = item.nodeid
 
-    def _problem(self, keywords) -> str | None:
-        return next((k for k in keywords if k in BY_ID), None)
-
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report):
         entry = self.current.setdefault(report.nodeid, {
-            "nodeid": report.nodeid, "problem": self._problem(report.keywords), "outcome": "passed",
+            "nodeid": report.nodeid, "problem": problem_of(report), "outcome": "passed",
             "gpu": "gpu" in report.keywords, "differential": "differential" in report.keywords,
             "duration": 0.0, "message": "",
         })
@@ -179,7 +176,7 @@ class _Recorder:
             handle.uncounted_test = getattr(handle, "uncounted_test", handle.inner_test)
             handle.inner_test = self._counting(handle.uncounted_test)
         line = Collected(collected=[
-            CollectedTest(nodeid=item.nodeid, problem=self._problem(item.keywords), gpu="gpu" in item.keywords,
+            CollectedTest(nodeid=item.nodeid, problem=problem_of(item), gpu="gpu" in item.keywords,
                           differential="differential" in item.keywords) for item in session.items])
         self.file.write(json.dumps(line) + "\n")
         self.file.flush()

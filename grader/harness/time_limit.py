@@ -89,8 +89,11 @@ TIMERS = ((signal.ITIMER_PROF, signal.SIGPROF), (signal.ITIMER_REAL, signal.SIGA
 
 
 def problem_of(item) -> str | None:
-    """The problem id a test belongs to (its marker), or None."""
-    return next((m.name for m in item.iter_markers() if m.name in BY_ID), None)
+    """The problem id a pytest item (or its report) belongs to: the one whose test file, tests/test_<problem>.py,
+    holds it, or None. Its file decides, never its ids: a parametrization named after another problem stays put."""
+    name = item.nodeid.partition("::")[0].rpartition("/")[2]
+    problem = name.removeprefix("test_").removesuffix(".py")
+    return problem if name == f"test_{problem}.py" and problem in BY_ID else None
 
 
 @pytest.hookimpl(trylast=True)  # after the plugin has put them in the order they run

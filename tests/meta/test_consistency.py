@@ -299,11 +299,17 @@ def test_gates_wait_for_generated_tests_and_every_table_passable_item_waits(prob
                                          "answers passes: give it `requires` or a key in `fixed`")
 
 
-def test_no_item_is_named_after_a_problem(collected_items):
-    """Grading reads an item's problem from its keywords, which hold its parametrization's ids too: an id that is
-    a problem's name (adamw) would move the item to that problem."""
-    named = [f"{problem}: {name}" for problem, name in collected_items if name.partition("[")[2][:-1] in BY_ID]
-    assert not named, f"items whose ids name a problem: {named}"
+def test_an_item_belongs_to_the_problem_of_its_file_whatever_its_ids():
+    """Grading reads an item's problem from its test file, never from its keywords (which hold its parametrization's
+    ids: an id that is a problem's name, adamw, must not move the item to that problem)."""
+    from types import SimpleNamespace
+
+    from grader.harness.time_limit import problem_of
+
+    assert problem_of(SimpleNamespace(nodeid="tests/test_flops.py::test_counts[adamw]")) == "flops"
+    assert problem_of(SimpleNamespace(nodeid="test_memory.py::test_x[tensors-precision]")) == "memory"
+    assert problem_of(SimpleNamespace(nodeid="tests/meta/test_grader.py::test_x[flops]")) is None
+    assert problem_of(SimpleNamespace(nodeid="tests/test_flops_extra.py::test_x")) is None
 
 
 def test_the_registry_names_the_tensor_ops_the_strategies_draw():
