@@ -5,6 +5,7 @@
     python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
     python -m grader.staff.bench --make-test  # only the phases of `make test` and `make slow` (what CI runs)
     python -m grader.staff.bench --make-test --record   # the same, written into the README's figures
+    python -m grader.staff.bench --make-test --under-load [--record]   # `make test` on a busy machine, on purpose
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -19,7 +20,10 @@
    what the worker costs (its start, torch's import in it, the round trips, the guard);
 5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
    the slow tier CI runs after it (`make slow`), each with where its CPU went: per test file and per fixture
-   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed).
+   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed);
+6. with --make-test --under-load: `make test` alone (not the slow tier) with every core kept busy by a process that
+   spins, in a cgroup of their own beside the measured tree's (their CPU is printed, never counted in its figures):
+   the check must pass on a busy machine, and its figures go into the README beside the idle ones.
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -114,42 +118,73 @@ def make_test_phases() -> list[str]:
     return line.split(":", 1)[1].split()
 
 
-def make_test(record: bool = False) -> None:
+def make_test(record: bool = False, under_load: bool = False) -> None:
     """Print each phase of `make test` (the README's test command), then `make slow` (the slow tier, which CI runs
     after it): wall and CPU seconds, exit status; each phase's output is kept in a log file. With `record`, the
-    figures go into the README's paragraph of them, where every phase passed."""
+    figures go into the README's paragraph of them, where every phase passed. With `under_load`, `make test` alone,
+    every core kept busy (`busy_cores`), its figures in the README's paragraph for a busy machine."""
     logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
     load = os.getloadavg()[0]
     print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
           f"{load:.1f} before; the phases' output in {logs})")
-    phases = {phase: _make(phase, logs) for phase in make_test_phases()}
+    with busy_cores(os.cpu_count() if under_load else 0) as busy:
+        phases = {phase: _make(phase, logs) for phase in make_test_phases()}
+        hogged = busy.seconds() if under_load else None
     wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
     print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
-    slow = _make("slow", logs)
-    print(f"{'CI in all':<12} {wall + slow.wall:6.0f} {cpu + slow.cpu:6.0f}   (make test, then make slow)")
+    if under_load:
+        print(f"the {os.cpu_count()} busy processes beside it got {hogged:.0f} CPU-s (not counted above)")
+        runs, paragraph = list(phases.values()), ci_figures(phases, None, load, busy=hogged)
+        begin, end = LOADED_BEGIN, LOADED_END
+    else:
+        slow = _make("slow", logs)
+        print(f"{'CI in all':<12} {wall + slow.wall:6.0f} {cpu + slow.cpu:6.0f}   (make test, then make slow)")
+        runs, paragraph, begin, end = [*phases.values(), slow], ci_figures(phases, slow, load), CI_BEGIN, CI_END
     if not record:
         return
-    if any(run.code for run in (*phases.values(), slow)):
+    if any(run.code for run in runs):
         raise SystemExit("a phase failed: its figures are not recorded")
     readme = OFFICIAL_ROOT / "README.md"
-    figures = f"\n{ci_figures(phases, slow, load)}\n"
-    readme.write_text(with_block(readme.read_text(), CI_BEGIN, CI_END, figures, readme.name))
+    readme.write_text(with_block(readme.read_text(), begin, end, f"\n{paragraph}\n", readme.name))
     print(f"recorded in {readme.name}")
+
+
+@contextlib.contextmanager
+def busy_cores(count: int):
+    """`count` processes that spin until the block ends, all in one CPU account of their own (a cgroup beside the
+    measured tree's, never inside it): a machine kept busy on purpose. Yields that account."""
+    with cgroups.CpuAccount() as account:
+        spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL,
+                                     preexec_fn=account.join) for _ in range(count)]
+        try:
+            yield account
+        finally:
+            for process in spinning:
+                process.kill()
+                process.wait()
 
 
 CI_BEGIN = "<!-- make-test figures: written by `python -m grader.staff.bench --make-test --record`, not by hand -->"
 CI_END = "<!-- end of make-test figures -->"
+LOADED_BEGIN = ("<!-- make-test figures on a busy machine: written by `python -m grader.staff.bench --make-test "
+                "--under-load --record`, not by hand -->")
+LOADED_END = "<!-- end of make-test figures on a busy machine -->"
 
 
-def ci_figures(phases: dict[str, Run], slow: Run, load: float) -> str:
-    """The README's paragraph of figures: `make test` by phase (wall and CPU seconds), then `make slow`."""
+def ci_figures(phases: dict[str, Run], slow: Run | None, load: float, busy: float | None = None) -> str:
+    """The README's paragraph of figures: `make test` by phase (wall and CPU seconds), then `make slow` (None: not
+    run); `busy`: the CPU seconds that the processes kept spinning beside it got."""
     wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
     each = ", ".join(f"{phase} {run.wall:.0f} s and {run.cpu:.0f} s of CPU" for phase, run in phases.items())
     with cgroups.CpuAccount() as account:
         counted = "the whole process tree's" if account.kind else "the processes waited for only"
-    return (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
-            f"{counted}: `make test` {wall:.0f} s and {cpu:.0f} s of CPU ({each}), then `make slow` {slow.wall:.0f} s "
-            f"({slow.cpu:.0f} s of CPU): {wall + slow.wall:.0f} s for CI in all.")
+    text = (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
+            f"{counted}: `make test` {wall:.0f} s and {cpu:.0f} s of CPU ({each})")
+    if busy is not None:
+        return (text + f", with {os.cpu_count()} processes spinning beside it the whole time (they got {busy:.0f} s "
+                "of CPU, not counted): every phase passed.")
+    return text + (f", then `make slow` {slow.wall:.0f} s ({slow.cpu:.0f} s of CPU): {wall + slow.wall:.0f} s for CI "
+                   "in all.")
 
 
 def _make(target: str, logs: Path):
@@ -176,12 +211,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
     parser.add_argument("--make-test", action="store_true",
                         help="only the phases of `make test`, then `make slow` (CI's run)")
+    parser.add_argument("--under-load", action="store_true",
+                        help="with --make-test: `make test` alone, with one process spinning per core beside it")
     options = parser.parse_args(argv)
     print(accounting())
     if options.overhead:
         return worker_overhead()
     if options.make_test:
-        return make_test(options.record)
+        return make_test(options.record, options.under_load)
+    if options.under_load:
+        parser.error("--under-load goes with --make-test")
     if not options.grade_only:
         pytest = [sys.executable, "-m", "pytest", "-q"]
         print(f"suite, reference, in-process:  {timed(pytest + ['--impl', 'reference']):6.1f} s")

@@ -4,6 +4,7 @@ and one that has exited (gone, or a zombie not yet reaped) holds no memory and h
 
 import itertools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.harness import cgroups
 from grader.staff import bench
 
 pytestmark = [pytest.mark.meta]
@@ -91,6 +93,25 @@ def test_the_readme_has_the_block_that_make_test_figures_are_written_into():
     assert text.endswith("then `make slow` 1500 s (2600 s of CPU): 2602 s for CI in all."), text
     written = bench.with_block(readme, bench.CI_BEGIN, bench.CI_END, "\n" + text + "\n", "README.md")
     assert text in written and written.count(bench.CI_BEGIN) == 1 and len(written) > len(text)
+
+
+def test_the_readme_has_the_block_for_make_test_on_a_busy_machine():
+    readme = (bench.OFFICIAL_ROOT / "README.md").read_text()
+    runs = {"lint": bench.Run(1.2, 1.0, 0), "meta": bench.Run(900, 1700, 0)}
+    text = bench.ci_figures(runs, None, load=2.1, busy=850.4)
+    assert "`make test` 901 s and 1701 s of CPU (lint 1 s and 1 s of CPU, meta 900 s and 1700 s of CPU)" in text, text
+    assert "they got 850 s of CPU, not counted" in text and "make slow" not in text, text
+    written = bench.with_block(readme, bench.LOADED_BEGIN, bench.LOADED_END, "\n" + text + "\n", "README.md")
+    assert text in written and written.count(bench.CI_BEGIN) == 1
+
+
+def test_the_busy_processes_spin_in_an_account_of_their_own_and_end_with_their_block():
+    before = set(cgroups.descendants(os.getpid()))
+    with bench.busy_cores(1) as busy:
+        spinning = set(cgroups.descendants(os.getpid())) - before
+        time.sleep(0.5)
+        assert busy.kind is None or busy.seconds() > 0.1, "the spinning process got no CPU in its own account"
+    assert spinning and not any(Path(f"/proc/{pid}").exists() for pid in spinning), "a busy process outlived it"
 
 
 def _recipe(makefile: str, target: str) -> str:
