@@ -151,10 +151,12 @@ def make_test(record: bool = False, under_load: bool = False) -> None:
 
 @contextlib.contextmanager
 def busy_cores(count: int):
-    """`count` processes that spin until the block ends, all in one CPU account of their own (a cgroup beside the
-    measured tree's, never inside it): a machine kept busy on purpose. Yields that account."""
+    """`count` processes that spin until the block ends (or this process does: they stop once orphaned), all in one
+    CPU account of their own (a cgroup beside the measured tree's, never inside it): a machine kept busy on purpose.
+    Yields that account."""
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass"
     with cgroups.CpuAccount() as account:
-        spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL,
+        spinning = [subprocess.Popen([sys.executable, "-c", spin], stdin=subprocess.DEVNULL,
                                      preexec_fn=account.join) for _ in range(count)]
         try:
             yield account
