@@ -109,8 +109,10 @@ def test_the_busy_processes_spin_in_an_account_of_their_own_and_end_with_their_b
     before = set(cgroups.descendants(os.getpid()))
     with bench.busy_cores(1) as busy:
         spinning = set(cgroups.descendants(os.getpid())) - before
-        time.sleep(0.5)
-        assert busy.kind is None or busy.seconds() > 0.1, "the spinning process got no CPU in its own account"
+        backstop = time.monotonic() + 60  # only for a machine that never runs it: the spinning shows in its account
+        while busy.kind and busy.seconds() < 0.2 and time.monotonic() < backstop:
+            time.sleep(0.05)
+        assert busy.kind is None or busy.seconds() >= 0.2, "the spinning process got no CPU in its own account"
     assert spinning and not any(Path(f"/proc/{pid}").exists() for pid in spinning), "a busy process outlived it"
 
 
