@@ -1,7 +1,8 @@
 """einops practice in the style of vision-transformer and LLaMA-style model code: short axis names (`b n (h d)`,
 `p1 p2`), the scale written `dim_head ** -0.5`, q, k and v split by one `map(lambda t: rearrange(...))`, the
 attention as `einsum(..., "... i d, ... j d -> ... i j")` and `.softmax(dim=-1)`, grouped-query heads by
-`repeat`, pooling by `reduce` over `(h p1) (w p2)`, and no annotations. Such code flattens a patch as `(p1 p2 c)`
+`repeat`, pooling by `reduce` over `(h p1) (w p2)`, a backward pass of three-operand einsums over the whole chain,
+and no annotations. Such code flattens a patch as `(p1 p2 c)`
 (this assignment's order) or `(c p1 p2)` (a conv's weight order), and may scale by the model's width instead of
 the head's: SLIPS.
 
@@ -79,11 +80,10 @@ def multihead_attention(x, w_q, w_k, w_v, w_o, heads):
 
 
 def two_layer_backward(x, w1, w2, grad_y):
-    hidden = einsum(x, w1, "b i, i h -> b h")
-    grad_w2 = einsum(hidden, grad_y, "b h, b o -> h o")
-    grad_hidden = einsum(grad_y, w2, "b o, h o -> b h")
-    grad_w1 = einsum(x, grad_hidden, "b i, b h -> i h")
-    grad_x = einsum(grad_hidden, w1, "b h, i h -> b i")
+    # y = x w1 w2, each gradient one einsum over the whole chain (the einsum picks the order of the products)
+    grad_w2 = einsum(x, w1, grad_y, "b i, i h, b o -> h o")
+    grad_w1 = einsum(x, grad_y, w2, "b i, b o, h o -> i h")
+    grad_x = einsum(grad_y, w2, w1, "b o, h o, i h -> b i")
     return grad_x, grad_w1, grad_w2
 
 
