@@ -393,7 +393,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_mixed_precision_overflow_skips_the_step_and_backs_off",)),
         B("input validation", "on generated calls, unknown formats, other dtypes, shapes that do not block, "
           "non-finite or tiny input raise ValueError, and a valid call beside each returns a value of the right "
-          "kind (a FloatFormat; float32 of the input's shape, bf16 values, values of the format; an NVFP4Tensor)",
+          "kind that follows its input, as any rounding does (two formats, two FloatFormats; float32 of the "
+          "input's shape, bf16 values, values of the format, nonzero with its sign for a normal input; an "
+          "NVFP4Tensor keeping the signs and the largest value; a dequantization keeping the zeros)",
           0.5, ("test_float_format_rejects_unknown_formats", "test_round_to_bf16_rejects_other_dtypes",
                 "test_quantize_rejects_other_dtypes", "test_nvfp4_rejects_shapes_that_do_not_block",
                 "test_nvfp4_rejects_input_out_of_range", "test_nvfp4_dequantize_rejects_shapes_that_do_not_match",
@@ -559,7 +561,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("benchmark: times each trial's work", "each time is the work of one trial, on a fake clock; the "
           "statistics those of the times", 0.75, ("test_benchmark_times_the_work_of_each_trial",)),
         B("benchmark: the default sync", "torch.cuda.synchronize before every clock read on CUDA, no sync on the "
-          "CPU", 0.5,
+          "CPU (fn timed all the same)", 0.5,
           ("test_benchmark_default_sync_on_cuda_is_cuda_synchronize",
            "test_benchmark_default_sync_on_cpu_does_nothing")),
         B("measure_matmul", "FLOPs, bytes, time and utilisation on a fake clock", 0.5,
@@ -574,8 +576,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
            "test_device_spec_of_the_cpu_is_none")),
         B("input validation", "no times, negative warm-ups or fewer than one trial raise ValueError, and a valid "
-          "call beside each returns a Timing (generated: summarize's of as many times, benchmark's after calling "
-          "fn once per warm-up and trial)", 0.25,
+          "call beside each returns a Timing (generated: summarize's of the times given, its mean and median "
+          "between them; benchmark's after calling fn once per warm-up and trial, the clock read before and after "
+          "a call of fn)", 0.25,
           ("test_summarize_rejects_no_times", "test_benchmark_rejects_bad_counts",
            "test_documented_errors_are_raised"),
           # the docstring's fixed calls pass for a table of them: they wait for the generated test of their function

@@ -9,7 +9,8 @@ Oracles:
   summarize's tests, and from your own summarize in benchmark's (a timing test checks the times).
 - The default sync: with torch.cuda patched to report itself available (its synchronize the fake's), a sync
   before every clock read with no call of fn between them; reported unavailable, no sync at all (a sync test
-  checks the syncs, and that fn ran warmup + trials times; the order of the other calls is the order test's).
+  checks the syncs, and that fn ran warmup + trials times with the clock read around it, the evidence that
+  something was timed; the order of the other calls is the order test's).
 - Measurements on the CPU with a fake clock whose readings are given: the FLOPs of the matmul from
   `torch.utils.flop_counter.FlopCounterMode`, the bytes from the sizes of the tensors each operation
   reads and writes (meta tensors, measured by torch), the times from the readings, the peaks and the
@@ -81,15 +82,26 @@ def expect_timing(got, expected: dict, what: str) -> None:
     expect_statistics(got, expected, what)
 
 
-def sync_faults(events: list[str], spec: dict, synced: bool) -> list[str]:
-    """What is wrong with the syncs of a call log (what a sync test checks; the order of the other calls and the
-    times are other tests'): fn called warmup + trials times; with a sync (`synced`), every clock read preceded by a
-    sync with no call of fn between them (the queue emptied before the clock starts and before it stops); without
-    one, no sync at all."""
+def timed_faults(events: list[str], spec: dict) -> list[str]:
+    """The evidence, in a call log, that benchmark ran and timed the work (not how well: the order, the syncs and
+    the times are other tests'): fn called warmup + trials times, and the clock read before and after a call of fn.
+    A benchmark that checks its counts and returns a Timing of zeros without timing anything leaves neither."""
     faults = []
     calls = events.count("fn")
     if calls != spec["warmup"] + spec["trials"]:
         faults.append(f"fn was called {calls} times, not warmup + trials = {spec['warmup'] + spec['trials']}")
+    reads = [i for i, event in enumerate(events) if event == "clock"]
+    if len(reads) < 2 or "fn" not in events[reads[0]:reads[-1]]:
+        faults.append(f"the clock was read {len(reads)} times, never before and after a call of fn: nothing was timed")
+    return faults
+
+
+def sync_faults(events: list[str], spec: dict, synced: bool) -> list[str]:
+    """What is wrong with the syncs of a call log (what a sync test checks; the order of the other calls and the
+    times are other tests'): that it timed fn at all (`timed_faults`: without it, code that times nothing
+    "syncs correctly" on the CPU); with a sync (`synced`), every clock read preceded by a sync with no call of fn
+    between them (the queue emptied before the clock starts and before it stops); without one, no sync at all."""
+    faults = timed_faults(events, spec)
     if not synced:
         if "sync" in events:
             faults.append(f"it synchronised {events.count('sync')} times")
@@ -134,15 +146,21 @@ def test_summarize_worked_examples(impl, times):
 
 @given(times=st.lists(positive_times, min_size=1, max_size=8))
 def test_summarize_rejects_no_times(impl, times):
-    """No times raise ValueError; generated times beside them return a Timing of as many times (the evidence
-    that the check is on the input: a function that always raises, a constant or a table fails; the values
-    are the statistics row's)."""
+    """No times raise ValueError; generated times beside them return a Timing of those times (in any order) whose
+    mean and median lie between the smallest and the largest, as any average does (the evidence that the check
+    is on the input and that summarize computes from the times: a function that always raises, a constant, a
+    table or a Timing of zeros fails; the order, and which mean, median and deviation, are the statistics row's)."""
     with pytest.raises(ValueError):
         impl.benchmarking.summarize([])
         pytest.fail("summarize([]) should raise ValueError; it returned")
     got = impl.benchmarking.summarize(times)
-    assert type(got).__name__ == "Timing" and len(got.times) == len(times), (
-        f"{call_text('summarize', times)} should return a Timing of {len(times)} times; got {got!r}")
+    what = call_text("summarize", times)
+    assert type(got).__name__ == "Timing" and sorted(got.times) == sorted(times), (
+        f"{what} should return a Timing of the {len(times)} times given; got {got!r}")
+    low, high = min(times) * (1 - REL), max(times) * (1 + REL)  # fmean may round past equal times
+    outside = {name: value for name, value in (("mean", got.mean), ("median", got.median))
+               if not low <= value <= high}
+    assert not outside, f"{what}: {outside} should lie between the smallest and the largest time, as any average does"
 
 
 # -- benchmark: the order of calls, on a simulated asynchronous device ----------------------------------
@@ -200,18 +218,17 @@ bad_counts = st.one_of(st.tuples(st.integers(-5, -1), st.integers(-3, 6)),
 @given(counts=bad_counts, spec=benchmark_specs())
 def test_benchmark_rejects_bad_counts(impl, counts, spec):
     """Negative warm-ups or fewer than one trial raise ValueError; the spec's valid counts beside them return a
-    Timing after calling fn once per warm-up and trial (the evidence that the check is on the counts: a function
-    that always raises, a constant or a table fails; the order of the calls, the syncs and the times, how many
-    of them too, are other rows')."""
+    Timing after calling fn once per warm-up and trial and reading the clock before and after a call of fn (the
+    evidence that the check is on the counts and the work was timed: a function that always raises, a constant,
+    a table or a Timing of zeros fails; the order of the calls, the syncs and the times, how many of them too,
+    are other rows')."""
     warmup, trials = counts
     got = impl.run(scenarios.benchmark_error, warmup, trials)
     assert got == "ValueError", f"benchmark(fn, warmup={warmup}, trials={trials}) should raise ValueError, raised {got}"
     got = impl.run(scenarios.run_benchmark, spec)
     what = f"benchmark(fn, warmup={spec['warmup']}, trials={spec['trials']}, sync, clock)"
-    calls = got["events"].count("fn")
-    assert calls == spec["warmup"] + spec["trials"], (
-        f"{what} should call fn {spec['warmup'] + spec['trials']} times (each warm-up and each trial); it called it "
-        f"{calls} times")
+    faults = timed_faults(got["events"], spec)
+    assert not faults, f"{what} made the calls {got['events']}: {'; '.join(faults)}"
     assert type(got["timing"]).__name__ == "Timing", f"{what} should return a Timing; got {got['timing']!r}"
 
 

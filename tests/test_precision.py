@@ -149,10 +149,14 @@ def test_float_format_fp4_e2m1_hand_table(impl):
 # -- input validation ---------------------------------------------------------------------------------------
 # Each validation test draws what the docstring refuses and, in the same call, what it accepts: the refused
 # argument raises ValueError, the accepted one returns a value of the right kind (type, dtype, shape, and a
-# value of the format: the lower 16 bits zero for bf16, a point of the grid for quantize) without error. The
-# accepted call is the evidence that the check is on the input, so a function that always raises, returns a
-# constant, or looks its answers up in a table passes none of them; whether the values are the right ones is
-# the other rows' question, so a slip in the values costs those rows alone.
+# value of the format: the lower 16 bits zero for bf16, a point of the grid for quantize) without error, that
+# depends on the input as every rounding does (`expect_follows_the_input`: nonzero with the input's sign where
+# the input is a normal number; two formats, two FloatFormats; the values' zeros kept by a dequantization). The
+# accepted call is the evidence that the check is on the input and that the function computes from it, so a
+# function that always raises, returns a constant or a placeholder of the right kind (zeros), or looks its
+# answers up in a table passes none of them; whether the values are the right ones is the other rows' question
+# (truncation, ties away, flushed subnormals, saturation, a forgotten scale all pass here), so a slip in the
+# values costs those rows alone.
 
 def expect_refused(call, what: str) -> None:
     with pytest.raises(ValueError):
@@ -175,6 +179,17 @@ def expect_float32_like(got, shape: tuple, what: str) -> None:
         + (f"{got.dtype} of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else type(got).__name__))
 
 
+def expect_follows_the_input(got: torch.Tensor, x: torch.Tensor, smallest_normal: float, what: str) -> None:
+    """Each input of magnitude at least `smallest_normal` (a normal number of the format, within its range as
+    drawn) gives a nonzero result of its sign: true of every rounding (to nearest, toward zero, away; subnormals
+    flushed or kept), false of a placeholder (zeros, a constant), which computes nothing from the input."""
+    normal = x.abs() >= smallest_normal
+    lost = normal & ((got == 0) | (torch.sign(got) != torch.sign(x)))
+    assert not lost.any(), (
+        f"{what}: the inputs {x[lost].tolist()[:5]} (normal numbers of the format) gave {got[lost].tolist()[:5]}; a "
+        f"rounding, in any direction, keeps a normal number's sign and does not make it zero")
+
+
 def on_grid(values: torch.Tensor, fmt: FloatFormat) -> list[float]:
     """The values of `values` that are not values of `fmt` (NaN counts as off the grid)."""
     grid = {sign * v for v, _ in decode_all(fmt.exponent_bits, fmt.mantissa_bits, fmt.bias, fmt.has_inf,
@@ -191,15 +206,26 @@ def expect_nvfp4_like(q, x: torch.Tensor, what: str) -> None:
         f"{what}.block_scales should have shape {blocks} (one scale per block of 16)")
     off = on_grid(q.values, SMALL_FORMATS["fp4_e2m1"])
     assert not off, f"{what}.values should be on the e2m1 grid (+-{E2M1_GRID}); these are not: {off[:5]}"
+    # computed from x: its largest value scales to a nonzero value (6, or near it, whatever the roundings), and no
+    # value has the opposite sign of its input
+    flipped = torch.sign(q.values) * torch.sign(x) < 0
+    assert not flipped.any(), f"{what}.values should keep the signs of x; {int(flipped.sum())} values do not"
+    top = x.abs().flatten().argmax()
+    assert q.values.flatten()[top] != 0, (
+        f"{what}.values is 0 where x has its largest magnitude, {x.flatten()[top].item()!r}: the block holding "
+        f"the tensor's amax scales it to the top of the e2m1 grid")
 
 
 @given(arguments=float_format_arguments())
 def test_float_format_rejects_unknown_formats(impl, arguments):
-    unknown, known = arguments
+    unknown, known, other = arguments
     expect_refused(lambda: impl.precision.float_format(unknown), f"float_format({unknown!r})")
     got = expect_accepted(lambda: impl.precision.float_format(known), f"float_format({known!r})")
     assert type(got).__name__ == "FloatFormat", (
         f"float_format({known!r}) should return a FloatFormat; got {type(got).__name__}")
+    # the evidence that it answers the format asked for (which fields are right is float_format's row)
+    assert got != impl.precision.float_format(other), (
+        f"float_format({known!r}) and float_format({other!r}) are two formats and should differ; both are {got}")
 
 
 def test_lecture_facts_ranges_of_fp8(impl):
@@ -281,6 +307,7 @@ def test_round_to_bf16_rejects_other_dtypes(impl, array, dtype):
     expect_float32_like(got, shape, what)
     low = got.view(torch.int32) & 0xFFFF
     assert not low.any(), f"{what} should return bfloat16 values (the lower 16 bits zero); some are not: {got}"
+    expect_follows_the_input(got, x, torch.finfo(torch.float32).smallest_normal, what)
 
 
 # -- quantize --------------------------------------------------------------------------------------------
@@ -342,6 +369,7 @@ def test_quantize_rejects_other_dtypes(impl, data, name, dtype):
     expect_float32_like(got, shape, what)
     off = on_grid(got, fmt)
     assert not off, f"{what} should return values of {name}; these are not: {off[:5]}"
+    expect_follows_the_input(got, x, fmt.min_normal, what)
 
 
 # -- NVFP4 -----------------------------------------------------------------------------------------------
@@ -472,6 +500,14 @@ def test_nvfp4_dequantize_rejects_shapes_that_do_not_match(impl, tensors):
     expect_refused(lambda: impl.precision.nvfp4_dequantize(bad), shapes(bad))
     got = expect_accepted(lambda: impl.precision.nvfp4_dequantize(q), shapes(q))
     expect_float32_like(got, tuple(q.values.shape), shapes(q))
+    # computed from q: a zero value stays zero whatever its scales, and not every value becomes zero when some
+    # value and its block scale are not (which scale goes with which value is nvfp4_dequantize's row)
+    scaled = (q.values.reshape(*q.block_scales.shape, 16) * q.block_scales.unsqueeze(-1)).reshape(q.values.shape)
+    kept = got[q.values == 0]
+    assert not kept.any(), f"{shapes(q)}: zero values should stay zero; got {kept[kept != 0].tolist()[:5]}"
+    assert got.any() or not scaled.any(), (
+        f"{shapes(q)}: every value is 0, though some values and their block scales are not (the tensor scale is "
+        f"{q.tensor_scale!r})")
 
 
 def test_nvfp4_quantizes_the_bottom_of_its_range(impl):

@@ -18,3 +18,12 @@ def addressing(answer):
     if math.prod(shape) == 0:
         return shape, None, None
     return shape, tuple(None if size == 1 else s for size, s in zip(shape, strides, strict=True)), offset
+
+
+def used_strides(shape, strides):
+    """The strides of a fresh tensor of `shape` that address memory: None for each dimension of size 1 (its one
+    index is 0: any stride is right for it, as the conventions say); the empty dimensions' strides are kept (the
+    docstring's rule: an empty dimension counts as 1). Anything that is not strides of that shape as it is."""
+    if not (isinstance(strides, tuple) and len(strides) == len(shape)):
+        return strides
+    return tuple(None if size == 1 else s for size, s in zip(shape, strides, strict=True))

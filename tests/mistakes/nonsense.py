@@ -12,6 +12,9 @@ Two kinds, per problem (`nonsense(problem)`):
   nonsense (returns 0, returns its first argument, raises the module's error), and each class with a
   behaviour (a counter, an optimizer) by one that does nothing; plus the problem's own nonsense where a
   generic one is too easy to catch (a loop over micro-batches that never calls the loss);
+- **placeholder** (`nonsense-placeholder`, where a problem's input validation asks a valid call for a value of
+  the right kind): every function checks its input as the docstring says, then returns a placeholder of the
+  right kind without computing (`torch.zeros_like`, a `Timing` of zeros after calling `fn` as often as asked);
 - **core** (`core-<what>`): the reference with only the problem's core replaced by nonsense (the activation
   counter counting nothing, `view_result` answering its input's layout): the rest of the problem is right.
 """
@@ -23,7 +26,10 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from assignment.given import FloatFormat, Measurement, NVFP4Tensor, Timing
 from grader.registry import BY_ID, WHOLE_DOMAIN_TESTED
+from reference import benchmarking as ref_benchmarking
+from reference import precision as ref_precision
 from tests.mistakes import Mistake
 
 WHOLE, CORE = "whole module", "core"
@@ -119,6 +125,60 @@ def view_result_of_the_input(shape, strides, offset, ops):
     return tuple(shape), tuple(strides), offset
 
 
+def _checked_as(reference, placeholder):
+    """`reference` run first for its checks alone (its answer dropped), then `placeholder`'s answer."""
+    def checked(*args, **kwargs):
+        reference(*args, **kwargs)
+        return placeholder(*args, **kwargs)
+    checked.__name__ = reference.__name__
+    return checked
+
+
+def _zero_timing(count: int) -> Timing:
+    return Timing(times=(0.0,) * count, mean=0.0, median=0.0, std=0.0)
+
+
+def benchmark_calls_fn_times_nothing(fn, *, warmup, trials, sync=None, clock=None):
+    """benchmark's counts checked (the reference's checks, on callables that do nothing), `fn` called once per
+    warm-up and trial, the clock never read: a Timing of zeros."""
+    ref_benchmarking.benchmark(lambda: None, warmup=warmup, trials=trials, sync=lambda: None, clock=lambda: 0.0)
+    for _ in range(warmup + trials):
+        fn()
+    return _zero_timing(trials)
+
+
+def _zero_measurement(op: str):
+    def measure(n, dtype, device, **kwargs):
+        return Measurement(op=op, n=n, dtype=dtype, device=str(torch.device(device)), flops=0, bytes=0, seconds=0.0,
+                           flops_per_sec=0.0, bytes_per_sec=0.0, mfu=None, bandwidth_utilization=None)
+    return measure
+
+
+_ZERO_FORMAT = FloatFormat("", 0, 0, 0, False, False, 0.0, 0.0, 0.0, 0.0)
+
+# Per problem, its public functions as placeholders: the input checked as the reference checks it, an answer of
+# the right kind that computes nothing.
+PLACEHOLDERS = {
+    "precision": {
+        "float_format": _checked_as(ref_precision.float_format, lambda dtype: _ZERO_FORMAT),
+        "round_to_bf16": _checked_as(ref_precision.round_to_bf16, torch.zeros_like),
+        "quantize": _checked_as(ref_precision.quantize, lambda x, fmt: torch.zeros_like(x)),
+        "nvfp4_quantize": _checked_as(ref_precision.nvfp4_quantize, lambda x: NVFP4Tensor(
+            torch.zeros_like(x), x.new_zeros(*x.shape[:-1], x.shape[-1] // 16), 1.0)),
+        "nvfp4_dequantize": _checked_as(ref_precision.nvfp4_dequantize, lambda q: torch.zeros_like(q.values)),
+        "mixed_precision_step": lambda *args, **kwargs: 0.0,
+    },
+    "benchmarking": {
+        "summarize": _checked_as(ref_benchmarking.summarize, lambda times: _zero_timing(len(times))),
+        "benchmark": benchmark_calls_fn_times_nothing,
+        "hardware_for_name": lambda name: None,
+        "device_spec": lambda device: None,
+        "measure_matmul": _zero_measurement("matmul"),
+        "measure_bandwidth": _zero_measurement("relu"),
+    },
+}
+
+
 def _public(problem: str) -> dict[str, object]:
     module = importlib.import_module(f"reference.{problem}")
     return {name: getattr(module, name) for name in module.__all__}
@@ -203,6 +263,10 @@ def nonsense(problem: str) -> list[Mistake]:
     if problem in EXTRA:
         found.append(_whole(problem, "own", _zero, "every function returns 0, the problem's own nonsense where a "
                             "generic one is caught at once", EXTRA[problem]))
+    if problem in PLACEHOLDERS:
+        found.append(_whole(problem, "placeholder", _zero, "every function checks its input as the docstring says "
+                            "and returns a placeholder of the right kind (zeros, a Timing of zeros after calling fn "
+                            "as often as asked)", PLACEHOLDERS[problem]))
     if problem in CORES:
         what, replaces = CORES[problem]
         found.append(Mistake(problem, "core-nonsense", f"{CORE}: {what} replaced by nonsense, the rest right",

@@ -109,7 +109,7 @@ def mixed_precision_specs(draw, dtype: str = "bfloat16") -> dict:
 # -- input validation: what the docstrings reject, beside what they accept ------------------------------------
 
 ACCEPTED_NAMES = ("fp32", "fp16", "bf16", "fp8_e4m3fn", "fp8_e5m2", "fp4_e2m1")  # float_format's docstring
-ACCEPTED_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+ACCEPTED_DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2")  # the same formats, in order
 OTHER_DTYPES = ("float64", "int8", "uint8", "int32", "int64", "bool", "complex64", "float8_e4m3fnuz",
                 "float8_e5m2fnuz")
 NOT_FLOAT32 = ("float64", "float16", "bfloat16")  # the float dtypes the stubs' annotations let through
@@ -117,8 +117,9 @@ NOT_FLOAT32 = ("float64", "float16", "bfloat16")  # the float dtypes the stubs' 
 
 @st.composite
 def float_format_arguments(draw) -> tuple:
-    """(an argument float_format must refuse, one it accepts): another dtype, or a name that is not in the
-    docstring's list (any text, or one of its names misspelt); an accepted dtype or name."""
+    """(an argument float_format must refuse, one it accepts, one it accepts for another format): another dtype,
+    or a name that is not in the docstring's list (any text, or one of its names misspelt); an accepted dtype or
+    name; a name or dtype of another of the accepted formats."""
     import torch
 
     # misspelt, not merely written in capitals or padded: code that normalises a name is not wrong about formats
@@ -128,9 +129,12 @@ def float_format_arguments(draw) -> tuple:
     unknown_text = st.text(max_size=12).filter(lambda t: t.strip().lower() not in ACCEPTED_NAMES)
     unknown = draw(st.one_of(st.sampled_from(OTHER_DTYPES).map(lambda d: getattr(torch, d)),
                              unknown_text, misspelt))
-    known = draw(st.one_of(st.sampled_from(ACCEPTED_NAMES), st.sampled_from(ACCEPTED_DTYPES).map(
-        lambda d: getattr(torch, d))))
-    return unknown, known
+    def spelt(k: int):  # format k of ACCEPTED_NAMES, by its name or, where torch has it, its dtype
+        dtype = [getattr(torch, ACCEPTED_DTYPES[k])] if k < len(ACCEPTED_DTYPES) else []
+        return draw(st.sampled_from([ACCEPTED_NAMES[k], *dtype]))
+
+    known, other = draw(st.lists(st.integers(0, len(ACCEPTED_NAMES) - 1), min_size=2, max_size=2, unique=True))
+    return unknown, spelt(known), spelt(other)
 
 
 @st.composite
