@@ -5,6 +5,7 @@
     python -m grader.staff.bench --overhead   # only what running the code under test in a worker costs
     python -m grader.staff.bench --make-test  # only the phases of `make test` and `make slow` (what CI runs)
     python -m grader.staff.bench --make-test --record   # the same, written into the README's figures
+    python -m grader.staff.bench --pytest tests/meta/test_grader.py --meta -n 0   # one pytest command's figures
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -19,7 +20,9 @@
    what the worker costs (its start, torch's import in it, the round trips, the guard);
 5. with --make-test: each target `make test` runs (the Makefile's `test:` line), its wall and CPU seconds, then
    the slow tier CI runs after it (`make slow`), each with where its CPU went: per test file and per fixture
-   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed).
+   (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed);
+6. with --pytest ARGS: one pytest command (`--pytest tests/meta/test_grader.py --meta -n 0`), its wall and CPU
+   seconds and where they went, as --make-test prints them: a file's cost before and after a change.
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -167,6 +170,20 @@ def _make(target: str, logs: Path):
     return run
 
 
+def pytest_run(arguments: list[str]) -> None:
+    """One pytest command's figures, per test file and per fixture (as `_make` prints a target's)."""
+    with tempfile.TemporaryDirectory(prefix="ra-bench-pytest-") as folder:
+        env = {**os.environ, **ledger.environment(Path(folder))}
+        run = run_timed([sys.executable, "-m", "pytest", *arguments], env=env, output=None)
+        print(f"pytest {' '.join(arguments)}: {run.wall:.0f} s, {run.cpu:.1f} s of CPU, exit {run.code} "
+              f"(load {os.getloadavg()[0]:.1f} as it ended)", flush=True)
+        records = ledger.read(Path(folder))
+        if records:
+            print(ledger.tables(records, run.cpu), "", ledger.tests_table(records), sep="\n", flush=True)
+    if run.code:
+        sys.exit(run.code)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
@@ -176,8 +193,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--overhead", action="store_true", help="only the worker's cost, per problem")
     parser.add_argument("--make-test", action="store_true",
                         help="only the phases of `make test`, then `make slow` (CI's run)")
+    parser.add_argument("--pytest", nargs=argparse.REMAINDER, metavar="ARGS",
+                        help="only this pytest command (the rest of the line), per file and per fixture")
     options = parser.parse_args(argv)
     print(accounting())
+    if options.pytest is not None:
+        return pytest_run(options.pytest)
     if options.overhead:
         return worker_overhead()
     if options.make_test:
