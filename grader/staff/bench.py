@@ -6,6 +6,7 @@
     python -m grader.staff.bench --make-test  # only the phases of `make test` and `make slow` (what CI runs)
     python -m grader.staff.bench --make-test --record   # the same, written into the README's figures
     python -m grader.staff.bench --make-test --under-load [--record]   # `make test` on a busy machine, on purpose
+    python -m grader.staff.bench --pytest tests/meta/test_grader.py --meta -n 0   # one pytest command's figures
 
 1. the default suite's wall time on the reference and on the untouched stubs (2 cores here), and the stub
    suite: a student's first `pytest` on the untouched stubs (no hypothesis database yet), the median of 3
@@ -23,7 +24,9 @@
    (grader/staff/ledger.py); with --record, in the README's paragraph of figures (only where every phase passed);
 6. with --make-test --under-load: `make test` alone (not the slow tier) with every core kept busy by a process that
    spins, in a cgroup of their own beside the measured tree's (their CPU is printed, never counted in its figures):
-   the check must pass on a busy machine, and its figures go into the README beside the idle ones.
+   the check must pass on a busy machine, and its figures go into the README beside the idle ones;
+7. with --pytest ARGS: one pytest command (`--pytest tests/meta/test_grader.py --meta -n 0`), its wall and CPU
+   seconds and where they went, as --make-test prints them: a file's cost before and after a change.
 
 Memory is reported two ways. PSS (proportional set size) splits each shared page among the processes that
 map it, so the sum over the tree counts every page once: that is what a container's memory limit (a
@@ -204,6 +207,20 @@ def _make(target: str, logs: Path):
     return run
 
 
+def pytest_run(arguments: list[str]) -> None:
+    """One pytest command's figures, per test file and per fixture (as `_make` prints a target's)."""
+    with tempfile.TemporaryDirectory(prefix="ra-bench-pytest-") as folder:
+        env = {**os.environ, **ledger.environment(Path(folder))}
+        run = run_timed([sys.executable, "-m", "pytest", *arguments], env=env, output=None)
+        print(f"pytest {' '.join(arguments)}: {run.wall:.0f} s, {run.cpu:.1f} s of CPU, exit {run.code} "
+              f"(load {os.getloadavg()[0]:.1f} as it ended)", flush=True)
+        records = ledger.read(Path(folder))
+        if records:
+            print(ledger.tables(records, run.cpu), "", ledger.tests_table(records), sep="\n", flush=True)
+    if run.code:
+        sys.exit(run.code)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m grader.staff.bench")
     parser.add_argument("--grade-only", action="store_true", help="skip the suite's timings")
@@ -215,8 +232,12 @@ def main(argv: list[str] | None = None) -> None:
                         help="only the phases of `make test`, then `make slow` (CI's run)")
     parser.add_argument("--under-load", action="store_true",
                         help="with --make-test: `make test` alone, with one process spinning per core beside it")
+    parser.add_argument("--pytest", nargs=argparse.REMAINDER, metavar="ARGS",
+                        help="only this pytest command (the rest of the line), per file and per fixture")
     options = parser.parse_args(argv)
     print(accounting())
+    if options.pytest is not None:
+        return pytest_run(options.pytest)
     if options.overhead:
         return worker_overhead()
     if options.make_test:

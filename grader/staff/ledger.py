@@ -120,6 +120,15 @@ def by_file(records: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
     return files
 
 
+def by_test(records: list[dict]) -> dict[str, float]:
+    """nodeid -> CPU seconds of its setup, call and teardown."""
+    tests: dict[str, float] = defaultdict(float)
+    for r in records:
+        if r["kind"] == "phase":
+            tests[r["nodeid"]] += r["cpu"]
+    return tests
+
+
 def by_fixture(records: list[dict]) -> dict[tuple[str, str, str], list[float]]:
     """(run, where it is defined, fixture) -> [CPU seconds of its setups, setups]."""
     fixtures: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0])
@@ -148,3 +157,11 @@ def tables(records: list[dict], total: float, rows: int = 25) -> str:
     for (run, where, name), (spent, count) in sorted(fixtures.items(), key=lambda kv: -kv[1][0])[:rows]:
         lines.append(f"    {spent:7.1f} {count:6d}  {name} in {where} ({run})")
     return "\n".join(lines)
+
+
+def tests_table(records: list[dict], rows: int = 40) -> str:
+    """Per test (its setup, call and teardown, its fixtures' setups included), the costliest first."""
+    lines = [f"    {'CPU s':>7}  test"]
+    costliest = sorted(by_test(records).items(), key=lambda kv: -kv[1])
+    lines += [f"    {spent:7.1f}  {nodeid}" for nodeid, spent in costliest]
+    return "\n".join(lines[:rows + 1])

@@ -76,20 +76,28 @@ def test_a_symbolic_link_in_a_submission_is_refused_and_nothing_it_points_to_is_
                 reader(submission)
 
 
-def test_reference_gets_full_points_and_stubs_none(tmp_path):
-    results = grade(tmp_path, submission_of(tmp_path, reference_source()))
-    assert results["score"] == FLOPS_POINTS, [t for t in results["tests"] if t["status"] != "passed"]
-    assert all(t["status"] == "passed" for t in results["tests"])
-    (tmp_path / "stubs").mkdir()
-    stubs = grade(tmp_path / "stubs", ROOT / "assignment")
-    assert stubs["score"] == 0 and all(t["status"] == "failed" for t in stubs["tests"])
-
-
-def test_a_zip_of_the_repository_folder_is_graded(tmp_path):
+@pytest.fixture(scope="module")
+def reference_zipped(tmp_path_factory) -> dict:
+    """The reference's flops.py in a zip of a repository folder (my-repo/assignment/flops.py), graded once for the
+    tests that read it: a zip is unpacked to a folder and that folder graded, so this grading is also the
+    reference's own."""
+    tmp_path = tmp_path_factory.mktemp("reference-zipped")
     archive = tmp_path / "submission.zip"
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("my-repo/assignment/flops.py", reference_source())
-    assert grade(tmp_path, archive)["score"] == FLOPS_POINTS
+    return grade(tmp_path, archive)
+
+
+def test_reference_gets_full_points_and_stubs_none(tmp_path, reference_zipped):
+    results = reference_zipped
+    assert results["score"] == FLOPS_POINTS, [t for t in results["tests"] if t["status"] != "passed"]
+    assert all(t["status"] == "passed" for t in results["tests"])
+    stubs = grade(tmp_path, ROOT / "assignment")
+    assert stubs["score"] == 0 and all(t["status"] == "failed" for t in stubs["tests"])
+
+
+def test_a_zip_of_the_repository_folder_is_graded(reference_zipped):
+    assert reference_zipped["score"] == FLOPS_POINTS
 
 
 def test_a_module_that_raises_at_import_is_named_in_one_line_and_never_the_graders_error(tmp_path):
@@ -155,44 +163,65 @@ def test_an_unreadable_submission_still_writes_results(tmp_path):
     assert results["score"] == 0 and "neither a folder nor a zip" in results["output"]
 
 
-def test_the_sample_submission_is_partly_right(tmp_path):
-    sample = tmp_path / "sample"
-    shutil.copytree(SAMPLE, sample)
-    results = grade(tmp_path, sample)
+def test_the_sample_submission_is_partly_right(batched):
+    _, out = batched  # alice's submission is the sample's flops.py, graded as `grade` grades it
+    results = json.loads((out / "alice" / "results.json").read_text())
     assert 0 < results["score"] < FLOPS_POINTS
 
 
-def test_grade_shows_each_problem_as_it_finishes(tmp_path):
-    # tensors (the reference's; its tests run first, with the other problems a fork server serves) is done while
-    # flops (the stub) is still graded: its line is on stderr then, with its score and seconds; results.json keeps
-    # the seconds (and examples) for course staff
+@pytest.fixture(scope="module")
+def at_a_third_of_a_cpu(tmp_path_factory) -> tuple[list[tuple[str, bool]], dict]:
+    """tensors (the reference's) and flops (the stub) graded once, the grader, its test process and its worker all at
+    a third of a CPU (Throttle), for the tests that read it: (each line the grader wrote to stderr, and whether the
+    grading was still going on when it came; results.json)."""
+    tmp_path = tmp_path_factory.mktemp("third")
     folder = tmp_path / "submission"
     folder.mkdir()
     shutil.copy(ROOT / "reference" / "tensors.py", folder / "tensors.py")
     out = tmp_path / "results.json"
-    process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out), "--problem",
-                                "flops", "--problem", "tensors", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    throttle = Throttle(1 / 3)
     try:
-        lines = []
-        while line := process.stderr.readline():
-            lines.append((line, process.poll() is None and not out.exists()))
-        process.wait(timeout=600)
+        start = time.monotonic()
+        process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out),
+                                    "--problem", "flops", "--problem", "tensors", "--no-fingerprints"], cwd=ROOT,
+                                   env=grader_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        throttle.add(process.pid)
+        try:
+            lines = []
+            while line := process.stderr.readline():
+                lines.append((line, process.poll() is None and not out.exists()))
+            process.wait(timeout=1200)
+        finally:
+            process.kill()
+        print(f"graded at a third of a CPU ({throttle.share.describe()}) in {time.monotonic() - start:.0f} s")
     finally:
-        process.kill()
+        throttle.close()
+    assert out.exists(), "".join(line for line, _ in lines)[-3000:]
+    return lines, json.loads(out.read_text())
+
+
+def test_grade_shows_each_problem_as_it_finishes(at_a_third_of_a_cpu):
+    # tensors (the reference's; its tests run first, with the other problems a fork server serves) is done while
+    # flops (the stub) is still graded: its line is on stderr then, with its score and seconds; results.json keeps
+    # the seconds (and examples) for course staff
+    lines, results = at_a_third_of_a_cpu
     shown = {line.split()[0]: (line, during) for line, during in lines if line.split()[:1] in (["tensors"], ["flops"])}
     assert list(shown) == ["tensors", "flops"], lines
     tensors_points = BY_ID["tensors"].points
     assert f"{tensors_points:.2f} / {tensors_points:g} points" in shown["tensors"][0], shown
     assert shown["tensors"][1], "the tensors line came only once the grading had ended"
     assert f"0.00 / {FLOPS_POINTS:g} points" in shown["flops"][0], shown
-    staff = json.loads(out.read_text())["extra_data"]
+    staff = results["extra_data"]
     seconds, examples = staff["seconds_per_problem"], staff["examples_per_problem"]
     assert set(seconds) == {"tensors", "flops"} and all(value > 0 for value in seconds.values()), seconds
     assert examples["tensors"] > 0, examples  # tensors' generated tests ran; flops' stubs fail at their first example
 
 
-def test_batch_grades_every_submission_and_keeps_going(tmp_path):
+@pytest.fixture(scope="module")
+def batched(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """`batch` over a class of two, graded once for the tests that read it: alice (the sample's flops.py) and
+    bob.zip (not a zip). (The finished command, its output folder.)"""
+    tmp_path = tmp_path_factory.mktemp("batched")
     folder = tmp_path / "submissions"
     (folder / "alice").mkdir(parents=True)
     shutil.copy(SAMPLE / "flops.py", folder / "alice" / "flops.py")
@@ -200,7 +229,11 @@ def test_batch_grades_every_submission_and_keeps_going(tmp_path):
     out = tmp_path / "grades"
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--problem", "flops",
                "--jobs", "2"]
-    done = processes.run(command, cwd=ROOT, env=grader_env(), capture_output=True, cpu_seconds=600)
+    return processes.run(command, cwd=ROOT, env=grader_env(), capture_output=True, cpu_seconds=600), out
+
+
+def test_batch_grades_every_submission_and_keeps_going(batched):
+    done, out = batched
     assert done.returncode == 0, done.stderr.decode()
     told = done.stderr.decode().splitlines()
     per_submission = [line for line in told if line.startswith("resource-grader [")]
@@ -548,24 +581,11 @@ def test_a_starved_call_is_ended_by_its_cpu_time_and_never_said_to_wait(tmp_path
         share.close()
 
 
-def test_a_correct_submission_keeps_full_marks_on_a_third_of_a_cpu(tmp_path):
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    shutil.copy(ROOT / "reference" / "tensors.py", folder / "tensors.py")
-    out = tmp_path / "results.json"
-    throttle = Throttle(1 / 3)
-    try:
-        start = time.monotonic()
-        process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(folder), "--out", str(out),
-                                    "--problem", "tensors", "--no-fingerprints"], cwd=ROOT, env=grader_env(),
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        throttle.add(process.pid)  # the grader, its test process and its worker: all at a third of a CPU
-        output, _ = process.communicate(timeout=1200)
-        print(f"graded at a third of a CPU ({throttle.share.describe()}) in {time.monotonic() - start:.0f} s")
-    finally:
-        throttle.close()
-    results = json.loads(out.read_text())
-    assert results["score"] == BY_ID["tensors"].points, output.decode()[-3000:]
+def test_a_correct_submission_keeps_full_marks_on_a_third_of_a_cpu(at_a_third_of_a_cpu):
+    lines, results = at_a_third_of_a_cpu  # tensors, the reference's (flops, the stub, earns nothing)
+    tensors = [t for t in results["tests"] if t["name"].startswith("tensors: ")]
+    assert tensors and all(t["status"] == "passed" for t in tensors), "".join(line for line, _ in lines)[-3000:]
+    assert results["score"] == BY_ID["tensors"].points, [t["output"][:500] for t in tensors if t["status"] != "passed"]
 
 
 def test_a_cpu_hog_in_a_batch_changes_no_other_grade(tmp_path):

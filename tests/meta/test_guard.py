@@ -10,6 +10,7 @@ are in the hostile corpus (tests/meta/hostile/audit_*.py). An honest solution's 
 no evidence (`test_honest_habits_are_no_evidence`).
 """
 
+import contextlib
 import json
 import os
 import platform
@@ -22,8 +23,9 @@ import pytest
 
 from grader.harness import absent, guard
 from grader.harness.boundary import copy_worker_files
-from grader.harness.client import IsolatedPackage
-from grader.registry import ORACLES, RECORD_AUDITS, SHARED_WORLD
+from grader.harness.client import IsolatedPackage, fork_group
+from grader.harness.forkserver import ForkServer
+from grader.registry import IMPORTED_AHEAD, ORACLES, RECORD_AUDITS, SHARED_WORLD
 from tests.meta.suite import ROOT
 
 pytestmark = [pytest.mark.meta, pytest.mark.timeout(600)]
@@ -235,21 +237,53 @@ def add_attack(root: Path, problem: str, attack: str) -> None:
     module.write_text((ROOT / "assignment" / f"{problem}.py").read_text() + "\n" + attack)
 
 
+# The fork servers this module's workers are forked from, one per fork group (grader/harness/client.py FORK_GROUPS),
+# and apart for the problems it imports modules ahead for (as a grading's order has it, a server that has imported
+# them forks no problem that runs without them): each test still gets a fresh worker, forked from a server no code
+# under test ran in, as each problem of a grading does; the server's start (torch's import, most of a worker's) is
+# made once per module instead of once per test.
+LENT: dict[tuple[tuple[str, ...], bool], ForkServer] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fork_servers():
+    yield LENT
+    while LENT:
+        LENT.popitem()[1].close()
+
+
+@contextlib.contextmanager
+def fresh_worker(root: Path, problem: str, test: str = "", forking: bool = True):
+    """An isolated package over `root` whose worker for `problem` is a fresh one (forked from this module's server
+    of its group, where the problem has one and `forking`), begun as test `test`; the worker killed after, the
+    server kept for the next test."""
+    package = IsolatedPackage("assignment", root, call_timeout=60)
+    worker, key = package.worker, (tuple(fork_group(problem)), problem in IMPORTED_AHEAD)
+    worker.forking = forking
+    worker.fork_server = LENT.pop(key, None) if forking else None
+    try:
+        worker.begin_test(f"test_guard::{test or problem}", problem)
+        yield package
+    finally:
+        worker.kill()
+        server, worker.fork_server = worker.fork_server, None
+        package.close()
+        if server is not None and server.alive():
+            LENT[key] = server
+        elif server is not None:
+            server.close()
+
+
 def call_attack(root: Path, problem: str, attack: str, forking: bool = True):
     """`attack()` added to the stub of `problem`, called in a fresh worker (forked from a fork server where the
     problem has one and `forking`): (value or exception, evidence)."""
     add_attack(root, problem, attack)
-    package = IsolatedPackage("assignment", root, call_timeout=60)
-    package.worker.forking = forking
-    try:
-        package.worker.begin_test(f"test_guard::{problem}", problem)
+    with fresh_worker(root, problem, forking=forking) as package:
         try:
             outcome = getattr(package, problem).attack()
         except Exception as exc:  # noqa: BLE001 - the outcome under test
             outcome = exc
         return outcome, package.worker.take_evidence()
-    finally:
-        package.close()
 
 
 @pytest.mark.parametrize("problem", sorted(ORACLES))
@@ -257,9 +291,7 @@ def test_an_oracle_captured_at_import_time_fails_every_call(worker_tree, problem
     import importlib
 
     add_attack(worker_tree, problem, CAPTURED[problem])
-    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
-    try:
-        package.worker.begin_test(f"test_guard::{problem}", problem)
+    with fresh_worker(worker_tree, problem) as package:
         # absent from the worker where it is a module (a stub); else (the profiler's switches, which torch
         # itself needs) the guard's tripwire fails the audit that reads the record
         modules = absent.modules_of(ORACLES[problem])
@@ -270,8 +302,6 @@ def test_an_oracle_captured_at_import_time_fails_every_call(worker_tree, problem
                     getattr(package, problem).attack()
                 else:
                     package.run(*STEPPED_AROUND[problem][2](importlib.import_module(f"tests.scenarios.{problem}")))
-    finally:
-        package.close()
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
@@ -311,12 +341,8 @@ def test_a_dispatch_mode_stepped_around_is_seen(worker_tree, problem):
     name, attack, request = STEPPED_AROUND[problem]
     add_attack(worker_tree, problem, attack)
     scenario, argument = request(importlib.import_module(f"tests.scenarios.{problem}"))
-    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
-    try:
-        package.worker.begin_test(f"test_guard::{problem}", problem)
+    with fresh_worker(worker_tree, problem) as package:
         got = package.run(scenario, argument)
-    finally:
-        package.close()
     assert got["outside"], f"{problem}: {name} ran ops outside the mode unseen: {got}"
     if problem == "precision":
         assert got["dtypes"] == [], "the spy saw nothing: this is the route the record is for"
@@ -364,13 +390,9 @@ def test_the_record_cannot_be_blinded_before_the_audit_nor_dressed_as_the_mode(w
     from tests.scenarios import tensors as scenarios
 
     add_attack(worker_tree, "tensors", textwrap.dedent(BLINDING_THE_RECORD[route]) + textwrap.dedent(STEPPING_AROUND))
-    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
-    try:
-        package.worker.begin_test("test_guard::blinded", "tensors")
+    with fresh_worker(worker_tree, "tensors", "blinded") as package:
         assert package.tensors.contiguous_strides((2, 3)) == (3, 1), "the attack's module did not import"
         got = package.run(scenarios.without_tensor_ops, [("contiguous_strides", ((2, 3),))])
-    finally:
-        package.close()
     assert "aten::empty" in got["outside"], f"{route}: the audit was blinded: {got}"
 
 
@@ -389,14 +411,10 @@ def test_a_rebound_scenario_is_not_the_one_that_runs(worker_tree):
     from tests.scenarios import flops as scenarios
 
     add_attack(worker_tree, "flops", ROUTES["scenario_rebound"][0])
-    package = IsolatedPackage("assignment", worker_tree, call_timeout=60)
-    try:
-        package.worker.begin_test("test_guard::rebound", "flops")
+    with fresh_worker(worker_tree, "flops", "rebound") as package:
         package.flops.attack()
         with pytest.raises(NotImplementedError):  # the stub's counter, run by the real scenario
             package.run(scenarios.count_without_oracle, {"ops": [["mm", [2, 3], [3, 4]]]})
-    finally:
-        package.close()
 
 
 def test_the_fused_adam_kernels_are_absent_from_the_adamw_worker(worker_tree):
