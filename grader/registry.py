@@ -567,10 +567,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_measure_matmul_with_a_fake_clock",)),
         B("measure_bandwidth", "bytes, time and bandwidth on a fake clock", 0.5,
           ("test_measure_bandwidth_with_a_fake_clock",)),
-        B("utilisation", "MFU against the peak of the dtype used; none on the CPU", 0.25,
-          ("test_mfu_is_against_the_peak_of_the_dtype_used", "test_measurements_on_the_cpu_have_no_utilisation"),
-          fixed={"test_mfu_is_against_the_peak_of_the_dtype_used": "test_measure_matmul_with_a_fake_clock",
-                 "test_measurements_on_the_cpu_have_no_utilisation": "test_measure_bandwidth_with_a_fake_clock"}),
+        B("utilisation", "MFU against the peak of the dtype used, and none without a spec sheet (the CPU), on "
+          "generated measurements of a matmul and of ReLU", 0.25,
+          ("test_utilisation_is_against_the_peak_of_the_dtype_used_and_none_on_the_cpu",)),
         B("device names", "hardware_for_name and device_spec", 0.25,
           ("test_hardware_for_name", "test_device_spec_of_a_cuda_device_goes_by_its_name",
            "test_device_spec_of_the_cpu_is_none")),
