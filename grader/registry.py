@@ -331,8 +331,13 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           fixed={"test_max_trainable_params_lecture_example": ("test_max_trainable_params_is_the_largest_that_fits",)}),
         B("SavedActivations: the autograd graph", "the saved bytes against the tensors autograd keeps, on "
           "generated stacks of Linear layers on 2-d inputs, alone and with ReLUs, other activations or LayerNorms "
-          "between them, and stacks with views (slices, 3-d inputs): a part each", 3.5,
+          "between them, and stacks with views (slices, 3-d inputs): a part each", 3.25,
           ("test_saved_activations_matches_the_autograd_graph",)),
+        # its own evidence: saved-tensor hooks on inside the `with` block (a meter that hooks nothing leaves the
+        # gradients right too); hooks that hand back what was saved and count nothing earn it, and only it
+        B("SavedActivations: backward gets what was saved", "with your meter's saved-tensor hooks on, the "
+          "gradients of generated stacks equal a plain backward's", 0.25,
+          ("test_saved_activations_hands_back_what_was_saved",)),
         B("SavedActivations: from zero, a worked MLP", "a meter entered a second time counts what a fresh one "
           "counts; our worked MLP (B = 64, D = 1024, L = 16, bf16)",
           0.75, ("test_saved_activations_starts_from_zero_each_time_it_is_entered",
