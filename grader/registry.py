@@ -518,15 +518,17 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("checkpoint: saves only its inputs", "only the inputs are saved for backward; fn runs twice (forward, "
           "recompute): what sets checkpoint apart from calling fn; half each", 1.75,
           ("test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice",)),
+        # checkpoint's gradient rows carry their own evidence: fn ran again during backward (a plain call of fn,
+        # which gives the same gradients, does not), so they wait for no other row
         B("checkpoint: gradients", "the gradients of a checkpointed module, or function of tensors, equal a plain "
-          "backward", 0.5, ("test_checkpoint_matches_plain_backward",), requires=RECOMPUTED),
+          "backward, with fn rerun in backward", 0.5, ("test_checkpoint_matches_plain_backward",)),
         B("checkpoint: non-tensor arguments", "passed through to fn (a list, a float, None, a bool); the gradients "
-          "still equal a plain backward", 0.25, ("test_checkpoint_passes_non_tensor_arguments_through",),
-          requires=RECOMPUTED),
-        B("checkpoint: dropout replayed", "the recomputation replays the RNG, like torch.utils.checkpoint", 0.5,
-          ("test_checkpoint_replays_dropout_like_torch_utils_checkpoint",), requires=RECOMPUTED),
-        B("checkpoint: parameters' gradients", "parameters get gradients when no input requires grad", 0.25,
-          ("test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad",), requires=RECOMPUTED),
+          "still equal a plain backward, with fn rerun in backward", 0.25,
+          ("test_checkpoint_passes_non_tensor_arguments_through",)),
+        B("checkpoint: dropout replayed", "the recomputation (fn rerun in backward) replays the RNG, like "
+          "torch.utils.checkpoint", 0.5, ("test_checkpoint_replays_dropout_like_torch_utils_checkpoint",)),
+        B("checkpoint: parameters' gradients", "parameters get gradients when no input requires grad, with fn rerun "
+          "in backward", 0.25, ("test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad",)),
         B("audit: checkpoint without torch.utils.checkpoint", "the same gradients and recomputations with the "
           "oracle unusable", 0.5, ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",),
           requires=RECOMPUTED),
