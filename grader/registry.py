@@ -263,8 +263,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_differential_generated_patterns",)),
     ),
     "flops": (
-        B("FlopCounter: MLPs", "your FlopCounter against FlopCounterMode on generated MLPs (mm, addmm), forward "
-          "and backward", 1, ("test_counter_matches_flopcountermode_on_mlps",)),
+        B("FlopCounter: MLPs", "your FlopCounter against FlopCounterMode on generated MLPs, forward and "
+          "backward, in two parts: without bias (mm) and with (addmm)", 1,
+          ("test_counter_matches_flopcountermode_on_mlps",)),
         B("FlopCounter: matmul programs", "against FlopCounterMode on generated programs of the matmul family "
           "(mm, addmm, bmm, baddbmm, einsum, a 4-d matmul), forward and backward; by_op's keys, the ops' names", 1.5,
           ("test_counter_matches_flopcountermode_on_matmul_programs",
@@ -274,9 +275,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
            "test_counter_matches_flopcountermode_on_fused_attention")),
         B("FlopCounter: transformers", "against FlopCounterMode on whole transformer steps", 1.25,
           ("test_counter_matches_flopcountermode_on_transformers",)),
-        B("FlopCounter: starts from zero", "a counter entered a second time counts what a fresh one counts", 0.25,
-          ("test_counter_starts_from_zero_each_time_it_is_entered",),
-          requires="test_counter_matches_flopcountermode_on_matmul_programs"),
+        B("FlopCounter: starts from zero", "a counter entered a second time counts what a fresh one counts (MLPs "
+          "without bias)", 0.25, ("test_counter_starts_from_zero_each_time_it_is_entered",),
+          requires="test_counter_matches_flopcountermode_on_mlps[without-bias]"),
         B("audit: FlopCounter without FlopCounterMode", "your counter does not name the oracle, and counts the "
           "same with it made unusable", 0.5, ("test_audit_counter_does_not_use_flopcountermode",),
           requires="test_counter_matches_flopcountermode_on_mlps"),
