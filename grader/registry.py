@@ -53,7 +53,8 @@ class Behaviour:
     or a tuple). None where the test carries its own evidence: on generated inputs, it checks in its own calls that
     the work its row claims was done (gradient_accumulation's hooks see a forward, the loss and a backward on each
     micro-batch; an input-validation test calls with what the docstring refuses and, beside it, what it accepts,
-    which must return a value of the right kind), which no table, constant, no-op or raise-always leaves.
+    which must return a value of the right kind; an NVFP4 property sees an encoding of x on the e2m1 and e4m3 grids;
+    checkpoint's gradient rows see fn run again in backward), which no table, constant, no-op or raise-always leaves.
 
     `fixed`: tests (or items: item selectors) of fixed inputs (the lecture's numbers, worked examples, fixed
     invalid calls), which a table of answers could pass, each with the generated tests of the same function,
