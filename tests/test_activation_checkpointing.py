@@ -53,6 +53,15 @@ def sizes_by_tensor_split(layers: int, segments: int) -> list[int]:
     return [len(chunk) for chunk in torch.arange(layers).tensor_split(segments)]
 
 
+def expect_checkpointed_run(got: dict, expected: dict, spec: dict, *, what: str, source: str, hint: str,
+                            rng: bool = False) -> None:
+    """expect_same_run, and its own evidence that the work was a checkpoint's: fn ran again in backward (a plain
+    call gives the same gradients, and no recompute; whether it runs exactly once more is another row's)."""
+    expect_same_run(got, expected, spec, what=what, source=source, hint=hint, rng=rng)
+    assert got["backward_calls"], (f"{what}: the gradients are right, but fn never ran during backward: a checkpoint "
+                                   "recomputes fn in backward from the inputs it saved")
+
+
 def expect_same_run(got: dict, expected: dict, spec: dict, *, what: str, source: str, hint: str,
                     rng: bool = False) -> None:
     rtol, atol = TOLERANCES[spec["dtype"]]
@@ -102,18 +111,19 @@ GRAD_HINT = ("save the tensor arguments, recompute fn with torch.enable_grad() o
 def test_checkpoint_matches_plain_backward(impl, call, data):
     spec = data.draw(checkpoint_specs(dropout=False, calls=(call,)), label="spec")
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
-                    source="the same block without checkpointing", hint=GRAD_HINT)
+    expect_checkpointed_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
+                            source="the same block without checkpointing", hint=GRAD_HINT)
 
 
 @given(spec=checkpoint_specs(dropout=False, calls=NON_TENSORS))
 def test_checkpoint_passes_non_tensor_arguments_through(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
-                    source="the same block without checkpointing",
-                    hint="pass the non-tensor arguments (a list, a float, None, a bool) to fn as they are, in "
-                         "forward and in the recompute; save only the tensors for backward (save_for_backward "
-                         "takes tensors alone), and return None as the gradient of every other argument")
+    expect_checkpointed_run(got, oracles.plain_checkpoint(spec), spec, what=f"{describe_call(spec)} on {spec}",
+                            source="the same block without checkpointing",
+                            hint="pass the non-tensor arguments (a list, a float, None, a bool) to fn as they are, "
+                                 "in forward and in the recompute; save only the tensors for backward "
+                                 "(save_for_backward takes tensors alone), and return None as the gradient of every "
+                                 "other argument")
 
 
 def _noisy(spec: dict) -> bool:
@@ -123,21 +133,23 @@ def _noisy(spec: dict) -> bool:
 @given(spec=checkpoint_specs(dropout=True, calls=("tensor-arguments",)).filter(_noisy))
 def test_checkpoint_replays_dropout_like_torch_utils_checkpoint(impl, spec):
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.torch_checkpoint(spec), spec, what=f"{describe_call(spec)} with dropout on {spec}",
-                    source="torch.utils.checkpoint.checkpoint(..., preserve_rng_state=True)",
-                    hint="save torch.get_rng_state() in forward and torch.set_rng_state it before the recompute, "
-                         "so dropout draws the same mask; restore the current state afterwards", rng=True)
+    expect_checkpointed_run(got, oracles.torch_checkpoint(spec), spec,
+                            what=f"{describe_call(spec)} with dropout on {spec}",
+                            source="torch.utils.checkpoint.checkpoint(..., preserve_rng_state=True)",
+                            hint="save torch.get_rng_state() in forward and torch.set_rng_state it before the "
+                                 "recompute, so dropout draws the same mask; restore the current state afterwards",
+                            rng=True)
 
 
 @given(spec=checkpoint_specs(dropout=False, calls=TENSORS_ONLY))
 def test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad(impl, spec):
     spec = dict(spec, x_requires_grad=False, shift=None if spec["shift"] is None else False)
     got = impl.run(scenarios.run_checkpoint, spec)
-    expect_same_run(got, oracles.plain_checkpoint(spec), spec,
-                    what=f"{describe_call(spec)} with no argument requiring grad, on {spec}",
-                    source="the same block without checkpointing: the weights inside still get gradients",
-                    hint="an autograd.Function whose inputs do not require grad never runs its backward: pass "
-                         "a dummy tensor that requires grad")
+    expect_checkpointed_run(got, oracles.plain_checkpoint(spec), spec,
+                            what=f"{describe_call(spec)} with no argument requiring grad, on {spec}",
+                            source="the same block without checkpointing: the weights inside still get gradients",
+                            hint="an autograd.Function whose inputs do not require grad never runs its backward: "
+                                 "pass a dummy tensor that requires grad")
 
 
 @pytest.mark.parametrize("part", ["fn runs twice", "only the inputs are saved"], ids=["recompute", "saved"])

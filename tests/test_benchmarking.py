@@ -30,7 +30,7 @@ import statistics
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -328,21 +328,27 @@ def test_measure_bandwidth_with_a_fake_clock(impl, n, dtype, spec, hw):
     expect_measurement(impl.run(scenarios.measure, "relu", n, dtype, spec), "relu", n, dtype, spec)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_mfu_is_against_the_peak_of_the_dtype_used(impl, dtype):
-    spec = {"warmup": 0, "trials": 2, "ticks": [1.0, 1.5, 2.0, 2.5], "hardware": HARDWARE["H100 SXM"]}
-    got = impl.run(scenarios.measure, "matmul", 16, dtype, spec)
-    expected = 2 * 16**3 / 0.5 / HARDWARE["H100 SXM"].peak(dtype)
-    assert got.mfu is not None and close(got.mfu, expected, rel=1e-12), (
-        f"measure_matmul(16, {dtype}) at 0.5 s per call on an H100 SXM: MFU {got.mfu!r}, expected {expected!r} "
-        f"(peak {HARDWARE['H100 SXM'].peak(dtype):.4g} FLOP/s for {dtype})")
-
-
-def test_measurements_on_the_cpu_have_no_utilisation(impl):
-    spec = {"warmup": 1, "trials": 1, "ticks": [0.0, 0.25], "hardware": None}
-    got = impl.run(scenarios.measure, "relu", 64, torch.float32, spec)
-    assert got.mfu is None and got.bandwidth_utilization is None, (
-        f"on the CPU (device_spec is None) MFU and bandwidth utilisation are None, got {got!r}")
+@pytest.mark.parametrize("op", ["matmul", "relu"])
+@given(n=st.integers(1, 24), dtype=measured_dtypes, spec=tick_specs(), hw=hardware)
+@example(n=16, dtype=torch.bfloat16, spec={"warmup": 0, "trials": 2, "ticks": [1.0, 1.5, 2.0, 2.5]},
+         hw=HARDWARE["H100 SXM"])
+def test_utilisation_is_against_the_peak_of_the_dtype_used_and_none_on_the_cpu(impl, op, n, dtype, spec, hw):
+    # MFU alone, and both utilisations without a spec sheet (bandwidth utilisation's value is measure_bandwidth's)
+    got = impl.run(scenarios.measure, op, n, dtype, dict(spec, hardware=hw))
+    what = f"measure_{'matmul' if op == 'matmul' else 'bandwidth'}({n}, {dtype}, 'cpu', ...) with a fake clock {spec}"
+    assert isinstance(got, Measurement), f"{what} should return a Measurement (assignment.given), got {got!r}"
+    if hw is None:
+        assert got.mfu is None and got.bandwidth_utilization is None, (
+            f"{what} without a spec sheet (hardware=None, as device_spec gives on the CPU): MFU and bandwidth "
+            f"utilisation are None, got {got.mfu!r} and {got.bandwidth_utilization!r}")
+        return
+    flops = (matmul_counts if op == "matmul" else relu_counts)(n, dtype)[0]
+    seconds = statistics.median(b - a for a, b in zip(spec["ticks"][::2], spec["ticks"][1::2], strict=True))
+    expected = flops / seconds / hw.peak(dtype) if dtype in hw.peak_flops else None
+    ok = got.mfu is None if expected is None else close(got.mfu, expected, rel=1e-12, abs_=0.0)
+    assert ok, (f"{what} on {hw.name}: MFU {got.mfu!r}, expected {expected!r} (the achieved FLOP/s, {flops} FLOPs "
+                f"over the median trial time {seconds!r}, against the peak for {dtype}: "
+                f"{'none on the sheet' if expected is None else f'{hw.peak(dtype):.4g} FLOP/s'})")
 
 
 # -- differential ------------------------------------------------------------------------------------------

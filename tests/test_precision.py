@@ -312,16 +312,22 @@ def test_round_to_bf16_rejects_other_dtypes(impl, array, dtype):
 
 # -- quantize --------------------------------------------------------------------------------------------
 
+def torch_format(name: str) -> FloatFormat:
+    """The FloatFormat of a torch format, from torch (a slip in float_format costs its own row, not quantize's)."""
+    dtype, e, m, _ = TORCH_FORMATS[name]
+    return FloatFormat(name, e, m, 2 ** (e - 1) - 1, name != "fp8_e4m3fn", True, torch.finfo(dtype).max,
+                       torch.finfo(dtype).smallest_normal, decode_code(1, name), torch.finfo(dtype).eps)
+
+
 @pytest.mark.parametrize("name", list(TORCH_FORMATS))
 @given(data=st.data())
 def test_quantize_matches_torch_cast(impl, name, data):
-    dtype, e, m, _ = TORCH_FORMATS[name]
-    bias = 2 ** (e - 1) - 1
-    values = data.draw(st.lists(fp32_near_grid(e, min(m, 10), bias), min_size=1, max_size=30), label="values")
+    dtype, fmt = TORCH_FORMATS[name][0], torch_format(name)
+    values = data.draw(st.lists(fp32_near_grid(fmt.exponent_bits, min(fmt.mantissa_bits, 10), fmt.bias), min_size=1,
+                                max_size=30), label="values")
     specials = data.draw(st.lists(fp32_bits(), max_size=6), label="special_bits")
-    x = torch.cat([torch.tensor(values, dtype=torch.float32), tensor_from_bits(specials)])
-    fmt = FloatFormat(name, e, m, bias, name != "fp8_e4m3fn", True, torch.finfo(dtype).max,
-                      torch.finfo(dtype).smallest_normal, decode_code(1, name), torch.finfo(dtype).eps)
+    x = torch.cat([torch.tensor(values + [math.inf, -math.inf, math.nan], dtype=torch.float32),
+                   tensor_from_bits(specials)])
     got = impl.precision.quantize(x, fmt)
     expect_same_floats(got, x.to(dtype).float(), x, what=f"quantize(x, <{name}>)", source=f"x.to({dtype}).float()",
                        hint=HINT_ROUND + "; keep subnormals; past the range: inf if the format has inf, else "
@@ -344,17 +350,25 @@ def test_quantize_small_formats_against_brute_force(impl, name, data):
                        source="nearest of all the format's codes, decoded by definition", hint=HINT_ROUND)
 
 
-def test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16(impl):
-    x = torch.tensor([1e-8, -1e-8])
-    fp16 = impl.precision.quantize(x, impl.precision.float_format(torch.float16))
-    bf16 = impl.precision.quantize(x, impl.precision.float_format(torch.bfloat16))
-    expect_same_floats(fp16, x.half().float(), x, what="quantize(1e-8, fp16)", source="x.half()",
+# Magnitudes that fp16 cannot hold and bf16 can: bf16's normals (from 2^-126) below half of fp16's smallest
+# subnormal (2^-25), drawn as float32 bits, never a bf16 tie (the rounding of ties is another row's).
+BELOW_FP16 = st.builds(lambda sign, bits: sign << 31 | bits, st.integers(0, 1),
+                       st.integers(0x00800000, 0x33000000 - 1).filter(lambda bits: bits & 0xFFFF != 0x8000))
+
+
+@given(bits=st.lists(BELOW_FP16, max_size=8))
+def test_lecture_fact_1e8_underflows_in_fp16_not_in_bf16(impl, bits):
+    x = torch.cat([torch.tensor([1e-8, -1e-8]), tensor_from_bits(bits)])
+    fp16 = impl.precision.quantize(x, torch_format("fp16"))
+    bf16 = impl.precision.quantize(x, torch_format("bf16"))
+    expect_same_floats(fp16, x.half().float(), x, what="quantize(x, fp16) for 1e-8 and values below 2^-25",
+                       source="x.half()",
                        hint="fp16's smallest subnormal is 2^-24 = 6e-8: 1e-8 rounds to (signed) zero")
-    expect_same_floats(bf16, x.bfloat16().float(), x, what="quantize(1e-8, bf16)", source="x.bfloat16()",
-                       hint="bf16 has fp32's exponent range: 1e-8 is a normal number there")
+    expect_same_floats(bf16, x.bfloat16().float(), x, what="quantize(x, bf16) for 1e-8 and values below 2^-25",
+                       source="x.bfloat16()", hint="bf16 has fp32's exponent range: 1e-8 is a normal number there")
     assert (fp16 == 0).all() and (bf16 != 0).all(), f"quantize(1e-8): fp16 gives {fp16}, bf16 {bf16}"
     assert (impl.precision.round_to_bf16(x) == bf16).all(), (
-        f"round_to_bf16(1e-8) is {impl.precision.round_to_bf16(x)}, expected quantize's bf16 {bf16}")
+        f"round_to_bf16(x) is {impl.precision.round_to_bf16(x)}, expected quantize's bf16 {bf16}")
 
 
 @given(data=st.data(), name=st.sampled_from(list(SMALL_FORMATS)), dtype=st.sampled_from(NOT_FLOAT32))
@@ -380,13 +394,13 @@ def e4m3_half_step(value: float) -> float:
     return 2.0 ** (exponent - 3) / 2
 
 
-def check_nvfp4(x: torch.Tensor, q, what: str) -> None:
-    """The structure of an NVFP4Tensor for x, its scales, and each value the nearest e2m1 point."""
+def check_nvfp4_encoding(x: torch.Tensor, q, what: str) -> None:
+    """That q encodes x in NVFP4: values of x's shape on the e2m1 grid, and a non-negative e4m3fn block scale per
+    block of 16 (what any NVFP4 quantizer returns, right or wrong in its rounding)."""
     blocks = x.shape[-1] // 16
-    assert q.values.shape == x.shape and q.values.dtype == torch.float32, f"{what}: values {q.values.shape}"
-    assert q.block_scales.shape == (*x.shape[:-1], blocks) and q.block_scales.dtype == torch.float32, (
-        f"{what}: block_scales should be float32 of shape {(*x.shape[:-1], blocks)}, got "
-        f"{q.block_scales.dtype} {tuple(q.block_scales.shape)}")
+    assert q.values.shape == x.shape, f"{what}: values should be of shape {tuple(x.shape)}, got {q.values.shape}"
+    assert q.block_scales.shape == (*x.shape[:-1], blocks), (
+        f"{what}: block_scales should be of shape {(*x.shape[:-1], blocks)}, got {tuple(q.block_scales.shape)}")
     grid = torch.tensor(E2M1_GRID, dtype=torch.float64)
     off_grid = ~torch.isin(q.values.abs().double(), grid)
     assert not off_grid.any(), f"{what}: values off the e2m1 grid: {q.values[off_grid][:5].tolist()}"
@@ -394,6 +408,15 @@ def check_nvfp4(x: torch.Tensor, q, what: str) -> None:
     assert (scales >= 0).all() and torch.equal(scales.to(torch.float8_e4m3fn).float(), scales), (
         f"{what}: block scales must be non-negative e4m3fn values (torch's cast leaves them unchanged), got "
         f"{scales.flatten()[:8].tolist()}")
+
+
+def check_nvfp4(x: torch.Tensor, q, what: str) -> None:
+    """The structure of an NVFP4Tensor for x, its scales, and each value the nearest e2m1 point."""
+    check_nvfp4_encoding(x, q, what)
+    assert q.values.dtype == torch.float32 and q.block_scales.dtype == torch.float32, (
+        f"{what}: values and block_scales should be float32, got {q.values.dtype} and {q.block_scales.dtype}")
+    blocks, scales = x.shape[-1] // 16, q.block_scales
+    grid = torch.tensor(E2M1_GRID, dtype=torch.float64)
     amax = x.abs().max().item()
     ts = q.tensor_scale
     assert type(ts) is float, f"{what}: tensor_scale should be a Python float, got {type(ts).__name__}"
@@ -426,7 +449,9 @@ def test_nvfp4_quantize_grid_scales_and_nearest_values(impl, data):
 @given(data=nvfp4_inputs())
 def test_nvfp4_error_bound_per_block(impl, data):
     x = torch.tensor(data, dtype=torch.float32)
-    restored = impl.precision.nvfp4_dequantize(impl.precision.nvfp4_quantize(x))
+    q = impl.precision.nvfp4_quantize(x)
+    check_nvfp4_encoding(x, q, f"nvfp4_quantize of shape {tuple(x.shape)}")  # the work done: an encoding of x
+    restored = impl.precision.nvfp4_dequantize(q)
     # Scale s within 1/16 of block_amax/6 (e4m3 rounding, normal range here); every value within one e2m1
     # step (<= 1, at [4, 6]) of x/s, saturation included: |error| <= s <= (17/16) * block_amax / 6.
     blocks = x.reshape(*x.shape[:-1], -1, 16)
@@ -451,7 +476,9 @@ def test_nvfp4_is_exact_for_representable_input(impl, data):
     values = values * torch.tensor(data.draw(st.lists(st.sampled_from([1.0, -1.0]), min_size=16, max_size=16)))
     tensor_scale = 2.0 ** data.draw(st.integers(-30, 10))
     x = (values * scales.unsqueeze(-1) * tensor_scale).reshape(rows, blocks * 16)
-    restored = impl.precision.nvfp4_dequantize(impl.precision.nvfp4_quantize(x))
+    q = impl.precision.nvfp4_quantize(x)
+    check_nvfp4_encoding(x, q, f"nvfp4_quantize of shape {tuple(x.shape)}")  # the work done: an encoding of x
+    restored = impl.precision.nvfp4_dequantize(q)
     expect_same_floats(restored, x, x, what="nvfp4_dequantize(nvfp4_quantize(x)) for x = e2m1 * e4m3 * 2^k",
                        source="x itself: every value, block scale and the tensor scale are representable",
                        hint="tensor_scale = amax / (6 * 448); block scale = e4m3(block_amax / 6 / tensor_scale)")

@@ -68,9 +68,19 @@ def test_gelu_cost_counts_torchs_decomposition(impl, n, dtype, approximate):
                 "one FLOP per element for each element-wise op of F.gelu's decomposition: 5 exact, 9 with tanh")
 
 
-def test_gelu_cost_rejects_unknown_approximation(impl):
+UNKNOWN_APPROXIMATIONS = st.one_of(st.sampled_from(["sigmoid", "erf", "exact", "Tanh", "NONE", ""]),
+                                   st.text(max_size=8)).filter(lambda name: name not in ("none", "tanh"))
+
+
+@given(n=st.integers(1, 64), dtype=st.sampled_from(DTYPES), unknown=UNKNOWN_APPROXIMATIONS,
+       known=st.sampled_from(["none", "tanh"]))
+def test_gelu_cost_rejects_unknown_approximation(impl, n, dtype, unknown, known):
+    # its own evidence: beside the refused call, a known approximation returns an OpCost (not a raise-always)
     with pytest.raises(ValueError):
-        impl.roofline.gelu_cost(8, BF16, "sigmoid")
+        impl.roofline.gelu_cost(n, dtype, unknown)
+        pytest.fail(f"{call_text('gelu_cost', n, dtype, unknown)} should raise ValueError; it returned")
+    got = impl.roofline.gelu_cost(n, dtype, known)
+    assert isinstance(got, OpCost), f"{call_text('gelu_cost', n, dtype, known)} should return an OpCost, got {got!r}"
 
 
 @given(n=st.integers(1, 10**7), dtype=st.sampled_from(DTYPES))

@@ -241,7 +241,7 @@ COSTS = {
     "matmul_macs": ("measure_matmul", "utilisation"),
     "matmul_output_not_written": ("measure_matmul",),
     "relu_reads_only": ("measure_bandwidth",),
-    "relu_mean_seconds": ("measure_bandwidth",),
+    "relu_mean_seconds": ("measure_bandwidth", "utilisation"),
     "h100_pcie_as_sxm": ("device names",),
     "any_hopper_name": ("device names",),
 }

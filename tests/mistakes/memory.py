@@ -228,7 +228,7 @@ COSTS = {
     "saved_dedup_by_id": ("SavedActivations: the autograd graph",),
     "saved_view_bytes": ("SavedActivations: the autograd graph",),
     "saved_never_resets": ("SavedActivations: from zero, a worked MLP",),
-    "saved_unpack_changes": ("SavedActivations: the autograd graph",),
+    "saved_unpack_changes": ("SavedActivations: backward gets what was saved",),
     "mlp_relu_apart": ("mlp_activation_bytes",),
     "mlp_forgets_input": ("mlp_activation_bytes",),
     "mlp_fp32": ("mlp_activation_bytes",),

@@ -298,7 +298,7 @@ COSTS = {
     "quantize_flush_subnormals": ("quantize: small formats", "quantize: torch's formats"),
     "quantize_always_saturate": ("quantize: small formats", "quantize: torch's formats"),
     "quantize_overflow_to_inf": ("quantize: small formats", "quantize: torch's formats"),
-    "quantize_inf_stays_inf": ("quantize: small formats",),
+    "quantize_inf_stays_inf": ("quantize: small formats", "quantize: torch's formats"),
     "nvfp4_one_scale": ("nvfp4: error bound per block", "nvfp4: representable input is exact", "nvfp4_quantize"),
     "nvfp4_scale_truncated": ("nvfp4_quantize",),
     "nvfp4_values_truncated": ("nvfp4: error bound per block", "nvfp4_quantize"),

@@ -94,12 +94,15 @@ def _grads(spec: dict, model: nn.Module, x: torch.Tensor) -> list:
 
 
 def saved(pkg, spec: dict) -> dict:
-    """Scenario: SavedActivations around the forward pass, then backward; the count and the gradients."""
+    """Scenario: SavedActivations around the forward pass, then backward; the count, the gradients, and whether
+    saved-tensor hooks were on inside the `with` block (the meter's, through which backward gets what was saved)."""
     model, x = build_stack(spec)
     with pkg.memory.SavedActivations() as measured:
+        hooked = torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
         loss = _loss(model, x)
     loss.backward()
-    return {"total": measured.total, "storages": measured.storages, "grads": _grads(spec, model, x)}
+    return {"total": measured.total, "storages": measured.storages, "grads": _grads(spec, model, x),
+            "hooked": hooked}
 
 
 def saved_twice(pkg, first: dict, second: dict) -> dict:
