@@ -54,6 +54,10 @@ class Behaviour:
     the work its row claims was done (gradient_accumulation's hooks see a forward, the loss and a backward on each
     micro-batch; an input-validation test calls with what the docstring refuses and, beside it, what it accepts,
     which must return a value of the right kind), which no table, constant, no-op or raise-always leaves.
+    An audit ("computed without the oracle", "uses einops") carries its own: on generated inputs it checks the
+    property only on the calls it saw answered right (against the independent answer of the function's own test)
+    and pays only where it saw at least three distinct right answers (both answers of a bool), so it waits for
+    nothing, and a function wrong on some inputs still earns its audit (tests/audit_run.py `evidenced`).
 
     `fixed`: tests (or items: item selectors) of fixed inputs (the lecture's numbers, worked examples, fixed
     invalid calls), which a table of answers could pass, each with the generated tests of the same function,
@@ -171,14 +175,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                                                                       "test_single_ops_match_torch[slice]",
                                                                       "test_single_ops_match_torch[t]")}),
         B("audit: layouts without tensors", "every function answers the same with every torch tensor op made "
-          "unusable, and names none of torch's layout methods", 0.5,
-          ("test_audit_layouts_are_computed_without_tensors",),
-          fixed={f"test_audit_layouts_are_computed_without_tensors[{name}]": test for name, test in (
-              ("contiguous_strides", "test_contiguous_strides_match_torch"),
-              ("element_offset", "test_element_offset_matches_data_ptr"),
-              ("is_contiguous", "test_is_contiguous_matches_torch"), ("can_view", "test_can_view_matches_torch"),
-              ("view_result", "test_single_ops_match_torch"), ("nbytes", "test_nbytes_matches_torch"),
-              ("storage_nbytes", "test_storage_nbytes_matches_torch"))}),
+          "unusable, and names none of torch's layout methods; paid beside three of its answers seen right",
+          0.5, ("test_audit_layouts_are_computed_without_tensors",)),
         B("differential: all functions", "every function against the reference on more generated chains",
           0.75, ("test_differential_tensors",)),
     ),
@@ -254,12 +252,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                  f"test_list_inputs_are_stacked_like_einops[{kind}]" for kind in ("rearrange", "reduce", "repeat")}),
         B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
           ("test_each_pattern_is_parsed_once",)),
-        B("audit: does not use einops", "your functions name no einops and run none of it", 0.5,
-          ("test_audit_does_not_use_einops",),
-          fixed={"test_audit_does_not_use_einops[rearrange]": "test_rearrange_matches_einops[named-axes-only]",
-                 "test_audit_does_not_use_einops[reduce]": "test_reduce_matches_einops[named-axes-only]",
-                 "test_audit_does_not_use_einops[repeat]": "test_repeat_matches_einops",
-                 "test_audit_does_not_use_einops[einsum]": "test_einsum_matches_einops[2-inputs]"}),
+        B("audit: does not use einops", "your functions name no einops and run none of it, on generated calls "
+          "they answer right; paid beside three distinct right answers of each", 0.5,
+          ("test_audit_does_not_use_einops",)),
         B("differential: generated patterns", "generated calls against the reference", 0.75,
           ("test_differential_generated_patterns",)),
     ),
@@ -360,8 +355,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples"),
           fixed={f"test_round_to_bf16_worked_examples[{kind}]": f"test_round_to_bf16_matches_torch_cast[{kind}]"
                  for kind in ("normal", "subnormal-or-zero", "inf,-NaN-or-overflow")}),
-        B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
-          ("test_audit_round_to_bf16_uses_integer_operations",), requires=BF16_NORMAL),
+        B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read, on "
+          "the values it rounds right; paid beside three distinct values it rounded right", 0.5,
+          ("test_audit_round_to_bf16_uses_integer_operations",)),
         B("quantize: torch's formats", "quantize to every torch float format against torch's cast", 1.5,
           ("test_quantize_matches_torch_cast",), requires=IEEE_SMALL,
           fixed={f"test_quantize_matches_torch_cast[{name}]": f"test_quantize_small_formats_against_brute_force[{name}]"
@@ -522,8 +518,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("checkpoint: parameters' gradients", "parameters get gradients when no input requires grad", 0.25,
           ("test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad",), requires=RECOMPUTED),
         B("audit: checkpoint without torch.utils.checkpoint", "the same gradients and recomputations with the "
-          "oracle unusable", 0.5, ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",),
-          requires=RECOMPUTED),
+          "oracle unusable; paid beside three of its runs seen right", 0.5,
+          ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",)),
         B("checkpoint_sequential: segments recomputed", "keeps segment inputs only, recomputes each segment once; "
           "in two parts: segments given, and the default", 0.75,
           ("test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment",)),
