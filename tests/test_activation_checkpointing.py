@@ -30,7 +30,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests import audit, oracles
+from tests import audit, audit_run, oracles
 from tests.audit_run import own_run, run_without
 from tests.checks import Shown, call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
@@ -329,6 +329,18 @@ def torch_checkpoint_mentions(package: str) -> list[str]:
     return audit.reaching(package, MODULE, ("torch.utils.checkpoint",))
 
 
+def right_run(got: dict, expected: dict, spec: dict, calls: list[int], rng: bool = False) -> bool:
+    """Whether a run is right: its gradients (and RNG, with `rng`) those of `expected`, its layers called in
+    backward `calls`."""
+    try:
+        expect_same_run(got, expected, spec, what="", source="", hint="", rng=rng)
+    except AssertionError:
+        return False
+    return got["backward_calls"] == calls
+
+
+# carries its own evidence (tests/audit_run.py): it checks the runs it saw right, and pays beside three of them
+@audit_run.evidenced(lambda kwargs: "checkpoint", without="torch.utils.checkpoint")
 @given(case=sequential_cases(dropout=True))
 def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
     spec, segments = case
@@ -340,16 +352,27 @@ def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
                               "sequential": impl.run(scenarios.run_sequential, spec, segments)})
     if usable is None:  # it raises with the oracle usable: a wrong answer, the other tests' business
         return
+    sizes = expected_segments(spec["layers"], segments)
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    right = {"block": right_run(usable["block"], oracles.torch_checkpoint(spec), spec, list(range(spec["layers"])),
+                                rng=True),
+             "sequential": usable["sequential"]["backward_calls"] == [  # recomputed right; its gradients: dropout
+                 i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]}
+    if not any(right.values()):  # wrong answers: the other tests' business, and no evidence for the audit
+        return
     hint = "recompute fn yourself in backward; do not call torch.utils.checkpoint"
     got = run_without(impl, scenarios.run_without_oracle, spec, segments, what=f"checkpoint on {spec}",
                       oracle="torch.utils.checkpoint", hint=hint)
     source = "your own checkpoint with torch.utils.checkpoint usable: it reaches it"
-    expect_same_run(got["block"], usable["block"], spec, what=f"checkpoint(block, ...) on {spec}", source=source,
-                    hint=hint)
-    for kind in ("block", "sequential"):
+    if right["block"]:
+        expect_same_run(got["block"], usable["block"], spec, what=f"checkpoint(block, ...) on {spec}", source=source,
+                        hint=hint)
+    for kind in [kind for kind, is_right in right.items() if is_right]:
         expect_equal(got[kind]["backward_calls"], usable[kind]["backward_calls"],
                      what=f"layers recomputed in backward ({kind}, torch.utils.checkpoint unusable)", source=source,
                      hint=hint)
+    if right["block"]:
+        audit_run.evidence().saw_right((spec["layers"], usable["block"]["out"].double().sum().item()))
 
 
 # -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------
