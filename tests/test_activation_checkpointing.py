@@ -178,6 +178,12 @@ def expected_segments(layers: int, segments: int | None) -> list[int]:
     return sizes_by_tensor_split(layers, math.isqrt(layers - 1) + 1 if segments is None else segments)
 
 
+def recompute_order(sizes: list[int]) -> list[int]:
+    """The layers checkpoint_sequential calls in backward: each segment's once, the last segment first."""
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
+
+
 @given(case=sequential_cases(dropout=False, default=False))  # the RNG and the default are other tests'
 def test_checkpoint_sequential_matches_plain_backward(impl, case):
     spec, segments = case
@@ -195,8 +201,7 @@ def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(
     spec, segments = data.draw(sequential_cases(default=not segments_given), label="case")
     got = impl.run(scenarios.run_sequential, spec, segments)
     sizes = expected_segments(spec["layers"], segments)
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    order = [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
+    order = recompute_order(sizes)
     act = activation_bytes(spec)
     what = call_text("checkpoint_sequential", Shown(f"<{spec['layers']} layers>"), Shown("x"), segments)
     default = " (default ceil(sqrt(L)))" if segments is None else ""
@@ -352,12 +357,10 @@ def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
                               "sequential": impl.run(scenarios.run_sequential, spec, segments)})
     if usable is None:  # it raises with the oracle usable: a wrong answer, the other tests' business
         return
-    sizes = expected_segments(spec["layers"], segments)
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
     right = {"block": right_run(usable["block"], oracles.torch_checkpoint(spec), spec, list(range(spec["layers"])),
-                                rng=True),
-             "sequential": usable["sequential"]["backward_calls"] == [  # recomputed right; its gradients: dropout
-                 i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]}
+                                rng=True),  # the sequential's recomputation (its gradients draw dropout)
+             "sequential": usable["sequential"]["backward_calls"] == recompute_order(
+                 expected_segments(spec["layers"], segments))}
     if not any(right.values()):  # wrong answers: the other tests' business, and no evidence for the audit
         return
     hint = "recompute fn yourself in backward; do not call torch.utils.checkpoint"

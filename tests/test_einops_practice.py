@@ -19,6 +19,7 @@ and runs each function under a profiler, which must see einops' functions run.
 """
 
 import ast
+import functools
 import math
 
 import pytest
@@ -270,7 +271,8 @@ def test_audit_every_function_uses_einops(impl, name, seed):
     missing = [function for function in names_without_einops(impl.name) if function == name]
     assert not missing, f"{impl.name}/einops_practice.py: {name} does not call einops"
     for name, args in [call for call in audit_calls(seed) if call[0] == name]:
-        if not right_answer(own_run(lambda: getattr(impl.einops_practice, name)(*args)), PLAIN_TORCH[name](*args)):
+        function = getattr(impl.einops_practice, name)
+        if not right_answer(own_run(functools.partial(function, *args)), PLAIN_TORCH[name](*args)):
             continue  # a wrong answer (or an error) is its own test's failure, never the audit's
         ran = impl.run(tracing.einops_calls, "einops_practice", name, args, {})
         if ran["error"] is not None:  # raised only while traced: not an answer the audit saw
