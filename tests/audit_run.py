@@ -7,6 +7,7 @@ saw right (against the same independent answer as the function's own tests), and
 distinct right answers, so its points wait for no other test (grader/registry.py).
 """
 
+import contextlib
 import functools
 
 SEAM_MODULE = "grader.harness"  # the worker's own failures (died, timed out): not an answer of the code under test
@@ -72,24 +73,31 @@ def evidenced(subject, without: str):
     table of the public inputs' answers or nonsense right on a trivial input earns nothing, while a slip that
     makes some answers wrong costs the audit nothing (its examples skip the wrong ones). `subject(kwargs)`: the
     function audited, named in the message. The generated test is `given_test`, where the grading's seed and
-    budget go (grader/profiles.py)."""
+    budget go (grader/profiles.py); `around_examples(kwargs)`, the context its examples run in, which whatever
+    runs them otherwise enters too (tests/meta/replay.py)."""
+
+    @contextlib.contextmanager
+    def around_examples(kwargs: dict):
+        _seen.append(Evidence())
+        try:
+            yield
+            seen = _seen[-1]
+        finally:
+            _seen.pop()
+        name = subject(kwargs)
+        assert len(seen.right) >= seen.needed, (
+            f"the audit saw {len(seen.right) or 'no'} distinct right answer{'s' * (len(seen.right) != 1)} "
+            f"from {name} on its inputs (it needs {seen.needed}): it pays for right answers computed without "
+            f"{without}, and {name}'s own tests show where its answers are wrong")
 
     def decorate(given_test):
         @functools.wraps(given_test)
         def test(*args, **kwargs):
-            _seen.append(Evidence())
-            try:
+            with around_examples(kwargs):
                 given_test(*args, **kwargs)
-                seen = _seen[-1]
-            finally:
-                _seen.pop()
-            name = subject(kwargs)
-            assert len(seen.right) >= seen.needed, (
-                f"the audit saw {len(seen.right) or 'no'} distinct right answer{'s' * (len(seen.right) != 1)} "
-                f"from {name} on its inputs (it needs {seen.needed}): it pays for right answers computed without "
-                f"{without}, and {name}'s own tests show where its answers are wrong")
 
         test.given_test = given_test
+        test.around_examples = around_examples
         return test
 
     return decorate
