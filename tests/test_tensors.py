@@ -357,7 +357,7 @@ def audited_calls(chain, data) -> list[tuple[str, tuple, object]]:
     """The audit's calls on a drawn chain, each with torch's answer (the oracle of the function's own test)."""
     layout, ops = chain
     shape, strides, offset = layout
-    new_shape = data.draw(view_shapes(shape), label="new_shape")
+    new_shape = data.draw(view_shapes(shape, wrong=True), label="new_shape")  # as can_view's test: both answers
     calls = [("contiguous_strides", (shape,), torch.empty(shape, device="meta").stride()),
              ("is_contiguous", (shape, strides), layout_tensor(layout).is_contiguous()),
              ("can_view", (shape, strides, new_shape), torch_can_view(layout, new_shape)),

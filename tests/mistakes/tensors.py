@@ -476,6 +476,6 @@ COSTS = {
     "nbytes_ops_ignored": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_is_the_view": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_never_replaced": ("the docstrings' examples",),
-    "storage_in_elements": ("nbytes and storage_nbytes", "the docstrings' examples"),
+    "storage_in_elements": ("audit: layouts without tensors", "nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_reachable_span": ("nbytes and storage_nbytes", "the docstrings' examples"),
 }
