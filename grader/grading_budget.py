@@ -68,6 +68,9 @@ BUDGET: dict[str, tuple[int, str]] = {  # the latest catch: the mistake or mutan
     "test_audit_adamw_does_not_use_torch_adam": (10, "adamw:delegates_to_torch caught at example 1"),
     "test_audit_checkpoint_does_not_use_torch_utils_checkpoint":
         (10, "activation_checkpointing:delegates_to_torch caught at example 1"),
+    "test_audit_counter_does_not_use_flopcountermode": (10, "caught nothing in the data"),
+    "test_audit_does_not_use_einops": (10, "mini_einops:delegates_to_einops caught at example 1"),
+    "test_audit_every_function_uses_einops": (10, "einops_practice:merge_heads_without_einops caught at example 1"),
     "test_audit_layouts_are_computed_without_tensors": (20, "tensors:auto-71-L96 caught at example 10"),
     "test_audit_round_to_bf16_uses_integer_operations": (10, "precision:bf16_by_cast caught at example 1"),
     "test_benchmark_calls_in_order": (10, "benchmarking:one_clock_for_all_trials caught at example 4"),

@@ -48,11 +48,18 @@ settings.register_profile("mutation", max_examples=10, **_REPRODUCIBLE)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+def generated_test(item) -> Any:
+    """The item's test function, or the generated test inside it where a check runs after all its examples (an
+    audit's evidence: tests/audit_run.py `evidenced`, whose `given_test` takes the seed and the budget)."""
+    test: Any = getattr(item, "obj", None)
+    return getattr(test, "given_test", test)
+
+
 def apply_grading_budget(item, at_least: int = 0) -> None:
     """A generated test listed in grader/grading_budget.py runs its own number of examples when it grades, where
     that is at least `at_least` (set once per test function: the items of a parametrized test share it, and so
     do the runs of one process). A test with settings of its own asks `graded_examples` for its budget."""
-    test: Any = getattr(item, "obj", None)
+    test: Any = generated_test(item)
     examples, _why = grading_budget.BUDGET.get(getattr(test, "__name__", ""), (0, ""))
     if examples and examples < at_least:
         return
@@ -72,7 +79,7 @@ def graded_examples(test_name: str, otherwise: int) -> int:
 
 def seed_generated_test(item, seed: int) -> None:
     """Seed a hypothesis test from the grading seed and its own name (a seed overrides derandomization)."""
-    test: Any = getattr(item, "obj", None)
+    test: Any = generated_test(item)
     if getattr(test, "is_hypothesis_test", False):
         name = f"{seed}:{item.module.__name__}:{test.__qualname__}".encode()
         hypothesis.seed(int.from_bytes(hashlib.sha256(name).digest()[:8], "big"))(test)

@@ -55,6 +55,12 @@ class Behaviour:
     micro-batch; an input-validation test calls with what the docstring refuses and, beside it, what it accepts,
     which must return a value of the right kind; an NVFP4 property sees an encoding of x on the e2m1 and e4m3 grids;
     checkpoint's gradient rows see fn run again in backward), which no table, constant, no-op or raise-always leaves.
+    An audit ("computed without the oracle", "uses einops") carries its own: on generated inputs it checks the
+    property only on the calls it saw answered right (against the independent answer of the function's own test)
+    and pays only where it saw at least three distinct right answers (both answers of a bool), so it waits for
+    nothing, and a function wrong on some inputs still earns its audit (tests/audit_run.py `evidenced`). AdamW's
+    audit instead waits for its optimizer's steps against the gradient (ADAM_STEPS): a slip in the update's formula
+    makes every trajectory wrong, and an audit of right trajectories would cost it.
 
     `fixed`: tests (or items: item selectors) of fixed inputs (the lecture's numbers, worked examples, fixed
     invalid calls), which a table of answers could pass, each with the generated tests of the same function,
@@ -134,7 +140,6 @@ BF16_NORMAL = "test_round_to_bf16_matches_torch_cast[normal]"  # precision's evi
 IEEE_SMALL = ("test_quantize_small_formats_against_brute_force[e4m3_ieee]",
               "test_quantize_small_formats_against_brute_force[fp8_e5m2]")  # small formats with inf, like torch's
 ADAM_STEPS = "test_adamw_steps_each_parameter_against_its_gradient"  # any Adam steps: the plumbing's evidence
-RECOMPUTED = "test_checkpoint_keeps_only_its_inputs_and_runs_fn_twice[recompute]"  # a checkpoint reruns fn
 SEQUENTIAL = "test_checkpoint_sequential_matches_plain_backward"  # checkpoint_sequential computes (segments given)
 BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "tensors": (
@@ -171,14 +176,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                                                                       "test_single_ops_match_torch[slice]",
                                                                       "test_single_ops_match_torch[t]")}),
         B("audit: layouts without tensors", "every function answers the same with every torch tensor op made "
-          "unusable, and names none of torch's layout methods", 0.5,
-          ("test_audit_layouts_are_computed_without_tensors",),
-          fixed={f"test_audit_layouts_are_computed_without_tensors[{name}]": test for name, test in (
-              ("contiguous_strides", "test_contiguous_strides_match_torch"),
-              ("element_offset", "test_element_offset_matches_data_ptr"),
-              ("is_contiguous", "test_is_contiguous_matches_torch"), ("can_view", "test_can_view_matches_torch"),
-              ("view_result", "test_single_ops_match_torch"), ("nbytes", "test_nbytes_matches_torch"),
-              ("storage_nbytes", "test_storage_nbytes_matches_torch"))}),
+          "unusable, and names none of torch's layout methods, on the calls it answers right; paid beside three "
+          "distinct right answers of each (both answers of a bool)",
+          0.5, ("test_audit_layouts_are_computed_without_tensors",)),
         B("differential: all functions", "every function against the reference on more generated chains",
           0.75, ("test_differential_tensors",)),
     ),
@@ -198,21 +198,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_multihead_attention_matches_sdpa",)),
         B("two-layer backward", "the hand-written gradients against autograd", 1,
           ("test_two_layer_backward_matches_autograd",)),
-        B("audit: every function uses einops", "each function calls einops (no plain torch reshapes); one that "
-          "raises is its own test's failure, not the audit's", 0.5, ("test_audit_every_function_uses_einops",),
-          fixed={f"test_audit_every_function_uses_einops[{name}]": test for name, test in (
-              ("matmul", "test_matmul_is_the_matrix_product"),
-              ("attention_scores", "test_attention_scores_match_q_kt_over_sqrt_d"),
-              ("sum_hidden", "test_sum_hidden_sums_the_last_dimension"),
-              ("split_heads", "test_split_heads_matches_view_and_transpose"),
-              ("merge_heads", "test_merge_heads_matches_transpose_and_reshape"),
-              ("per_head_linear", "test_per_head_linear_applies_each_heads_matrix"),
-              ("patchify", "test_patchify_cuts_row_by_row_patches"), ("unpatchify", "test_unpatchify_inverts_patchify"),
-              ("pool2d", "test_pool2d_matches_torch_pooling"),
-              ("pairwise_sq_distances", "test_pairwise_sq_distances_match_differences"),
-              ("repeat_kv", "test_repeat_kv_matches_repeat_interleave"),
-              ("multihead_attention", "test_multihead_attention_matches_sdpa"),
-              ("two_layer_backward", "test_two_layer_backward_matches_autograd"))}),
+        B("audit: every function uses einops", "each function calls einops (no plain torch reshapes), on the "
+          "calls it answers right; paid beside three distinct right answers of each", 0.5,
+          ("test_audit_every_function_uses_einops",)),
         B("differential: all functions", "every function against the reference on more inputs", 0.5,
           ("test_differential_all_functions",)),
     ),
@@ -254,12 +242,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                  f"test_list_inputs_are_stacked_like_einops[{kind}]" for kind in ("rearrange", "reduce", "repeat")}),
         B("each pattern is parsed once", "a pattern used again is not parsed again", 0.5,
           ("test_each_pattern_is_parsed_once",)),
-        B("audit: does not use einops", "your functions name no einops and run none of it", 0.5,
-          ("test_audit_does_not_use_einops",),
-          fixed={"test_audit_does_not_use_einops[rearrange]": "test_rearrange_matches_einops[named-axes-only]",
-                 "test_audit_does_not_use_einops[reduce]": "test_reduce_matches_einops[named-axes-only]",
-                 "test_audit_does_not_use_einops[repeat]": "test_repeat_matches_einops",
-                 "test_audit_does_not_use_einops[einsum]": "test_einsum_matches_einops[2-inputs]"}),
+        B("audit: does not use einops", "your functions name no einops and run none of it, on generated calls "
+          "they answer right; paid beside three distinct right answers of each", 0.5,
+          ("test_audit_does_not_use_einops",)),
         B("differential: generated patterns", "generated calls against the reference", 0.75,
           ("test_differential_generated_patterns",)),
     ),
@@ -280,8 +265,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "without bias)", 0.25, ("test_counter_starts_from_zero_each_time_it_is_entered",),
           requires="test_counter_matches_flopcountermode_on_mlps[without-bias]"),
         B("audit: FlopCounter without FlopCounterMode", "your counter does not name the oracle, and counts the "
-          "same with it made unusable", 0.5, ("test_audit_counter_does_not_use_flopcountermode",),
-          requires="test_counter_matches_flopcountermode_on_mlps"),
+          "same with it made unusable where it counts right; paid beside three distinct right totals", 0.5,
+          ("test_audit_counter_does_not_use_flopcountermode",)),
         B("differential: FlopCounter", "your counter against the reference's on more programs", 0.75,
           ("test_differential_counter",)),
         B("matmul_flops and linear_flops", "against FlopCounterMode", 1,
@@ -366,8 +351,9 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           ("test_round_to_bf16_keeps_the_shape", "test_round_to_bf16_worked_examples"),
           fixed={f"test_round_to_bf16_worked_examples[{kind}]": f"test_round_to_bf16_matches_torch_cast[{kind}]"
                  for kind in ("normal", "subnormal-or-zero", "inf,-NaN-or-overflow")}),
-        B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read", 0.5,
-          ("test_audit_round_to_bf16_uses_integer_operations",), requires=BF16_NORMAL),
+        B("audit: round_to_bf16 with integer operations", "the same answer with no 16-bit float made or read, on "
+          "the values it rounds right; paid beside three distinct values it rounded right", 0.5,
+          ("test_audit_round_to_bf16_uses_integer_operations",)),
         B("quantize: torch's formats", "quantize to every torch float format against torch's cast", 1.5,
           ("test_quantize_matches_torch_cast",), requires=IEEE_SMALL,
           fixed={f"test_quantize_matches_torch_cast[{name}]": f"test_quantize_small_formats_against_brute_force[{name}]"
@@ -534,8 +520,8 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
         B("checkpoint: parameters' gradients", "parameters get gradients when no input requires grad, with fn rerun "
           "in backward", 0.25, ("test_checkpoint_gives_parameters_gradients_when_no_input_requires_grad",)),
         B("audit: checkpoint without torch.utils.checkpoint", "the same gradients and recomputations with the "
-          "oracle unusable", 0.5, ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",),
-          requires=RECOMPUTED),
+          "oracle unusable; paid beside three of its runs seen right", 0.5,
+          ("test_audit_checkpoint_does_not_use_torch_utils_checkpoint",)),
         B("checkpoint_sequential: segments recomputed", "keeps segment inputs only, recomputes each segment once; "
           "in two parts: segments given, and the default", 0.75,
           ("test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment",)),
@@ -595,7 +581,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
                  "test_documented_errors_are_raised[benchmark:*]": "test_benchmark_rejects_bad_counts"}),
     ),
 }
-del B, TENSOR_OPS, BF16_NORMAL, IEEE_SMALL, ADAM_STEPS, MINI_EINOPS_PARTS, RECOMPUTED
+del B, TENSOR_OPS, BF16_NORMAL, IEEE_SMALL, ADAM_STEPS, MINI_EINOPS_PARTS
 del SEQUENTIAL
 
 for _problem in PROBLEMS:

@@ -30,7 +30,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests import audit, oracles
+from tests import audit, audit_run, oracles
 from tests.audit_run import own_run, run_without
 from tests.checks import Shown, call_text, expect_equal, expect_int
 from tests.documented import cases, expect_documented_error
@@ -190,6 +190,12 @@ def expected_segments(layers: int, segments: int | None) -> list[int]:
     return sizes_by_tensor_split(layers, math.isqrt(layers - 1) + 1 if segments is None else segments)
 
 
+def recompute_order(sizes: list[int]) -> list[int]:
+    """The layers checkpoint_sequential calls in backward: each segment's once, the last segment first."""
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    return [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
+
+
 @given(case=sequential_cases(dropout=False, default=False))  # the RNG and the default are other tests'
 def test_checkpoint_sequential_matches_plain_backward(impl, case):
     spec, segments = case
@@ -207,8 +213,7 @@ def test_checkpoint_sequential_keeps_segment_inputs_and_recomputes_each_segment(
     spec, segments = data.draw(sequential_cases(default=not segments_given), label="case")
     got = impl.run(scenarios.run_sequential, spec, segments)
     sizes = expected_segments(spec["layers"], segments)
-    starts = [sum(sizes[:i]) for i in range(len(sizes))]
-    order = [i for start, size in reversed(list(zip(starts, sizes, strict=True))) for i in range(start, start + size)]
+    order = recompute_order(sizes)
     act = activation_bytes(spec)
     what = call_text("checkpoint_sequential", Shown(f"<{spec['layers']} layers>"), Shown("x"), segments)
     default = " (default ceil(sqrt(L)))" if segments is None else ""
@@ -341,6 +346,18 @@ def torch_checkpoint_mentions(package: str) -> list[str]:
     return audit.reaching(package, MODULE, ("torch.utils.checkpoint",))
 
 
+def right_run(got: dict, expected: dict, spec: dict, calls: list[int]) -> bool:
+    """Whether a run is right: its gradients those of `expected`, its layers called in backward `calls` (the RNG
+    after it is the dropout row's business)."""
+    try:
+        expect_same_run(got, expected, spec, what="", source="", hint="")
+    except AssertionError:
+        return False
+    return got["backward_calls"] == calls
+
+
+# carries its own evidence (tests/audit_run.py): it checks the runs it saw right, and pays beside three of them
+@audit_run.evidenced(lambda kwargs: "checkpoint", without="torch.utils.checkpoint")
 @given(case=sequential_cases(dropout=True))
 def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
     spec, segments = case
@@ -352,16 +369,25 @@ def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
                               "sequential": impl.run(scenarios.run_sequential, spec, segments)})
     if usable is None:  # it raises with the oracle usable: a wrong answer, the other tests' business
         return
+    right = {"block": right_run(usable["block"], oracles.torch_checkpoint(spec), spec, list(range(spec["layers"]))),
+             # the sequential's recomputation (its gradients draw dropout)
+             "sequential": usable["sequential"]["backward_calls"] == recompute_order(
+                 expected_segments(spec["layers"], segments))}
+    if not any(right.values()):  # wrong answers: the other tests' business, and no evidence for the audit
+        return
     hint = "recompute fn yourself in backward; do not call torch.utils.checkpoint"
     got = run_without(impl, scenarios.run_without_oracle, spec, segments, what=f"checkpoint on {spec}",
                       oracle="torch.utils.checkpoint", hint=hint)
     source = "your own checkpoint with torch.utils.checkpoint usable: it reaches it"
-    expect_same_run(got["block"], usable["block"], spec, what=f"checkpoint(block, ...) on {spec}", source=source,
-                    hint=hint)
-    for kind in ("block", "sequential"):
+    if right["block"]:
+        expect_same_run(got["block"], usable["block"], spec, what=f"checkpoint(block, ...) on {spec}", source=source,
+                        hint=hint)
+    for kind in [kind for kind, is_right in right.items() if is_right]:
         expect_equal(got[kind]["backward_calls"], usable[kind]["backward_calls"],
                      what=f"layers recomputed in backward ({kind}, torch.utils.checkpoint unusable)", source=source,
                      hint=hint)
+    if right["block"]:
+        audit_run.evidence().saw_right((spec["layers"], usable["block"]["out"].double().sum().item()))
 
 
 # -- every error the docstrings promise, on a fixed call (tests/documented.py) -------------------------------

@@ -19,6 +19,7 @@ and runs each function under a profiler, which must see einops' functions run.
 """
 
 import ast
+import functools
 import math
 
 import pytest
@@ -27,7 +28,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests import audit
+from tests import audit, audit_run
+from tests.audit_run import own_run
 from tests.common.einops_practice import DIFFERENTIAL_TOL, FUNCTIONS, audit_calls, randn
 from tests.scenarios import mini_einops as tracing
 from tests.strategies import distinct_sizes
@@ -48,6 +50,59 @@ def expect_tensor(got, expected: torch.Tensor, what: str, hint: str, exact: bool
     else:
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=atol,
                                    msg=lambda m: f"{what} differs from plain torch; hint: {hint}\n{m}")
+
+
+# -- plain torch: each function's answer written with view / transpose / matmul / loops -----------------------
+
+def patchify_oracle(images: torch.Tensor, ph: int, pw: int) -> torch.Tensor:
+    b, c, height, width = images.shape
+    patches = [images[:, :, i:i + ph, j:j + pw].permute(0, 2, 3, 1).reshape(b, ph * pw * c)
+               for i in range(0, height, ph) for j in range(0, width, pw)]
+    return torch.stack(patches, dim=1)
+
+
+def unpatchify_oracle(patches: torch.Tensor, height: int, width: int, ph: int, pw: int) -> torch.Tensor:
+    b, _, size = patches.shape
+    c = size // (ph * pw)
+    images = torch.empty(b, c, height, width)
+    corners = [(i, j) for i in range(0, height, ph) for j in range(0, width, pw)]
+    for n, (i, j) in enumerate(corners):
+        images[:, :, i:i + ph, j:j + pw] = patches[:, n].reshape(b, ph, pw, c).permute(0, 3, 1, 2)
+    return images
+
+
+def multihead_oracle(x, w_q, w_k, w_v, w_o, h: int) -> torch.Tensor:
+    b, s, dm = x.shape
+
+    def heads(t):
+        return (x @ t).view(b, s, h, dm // h).transpose(1, 2)
+
+    context = F.scaled_dot_product_attention(heads(w_q), heads(w_k), heads(w_v))
+    return context.transpose(1, 2).reshape(b, s, dm) @ w_o
+
+
+def two_layer_oracle(x, w1, w2, grad_y) -> tuple[torch.Tensor, ...]:
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, w1, w2)]
+    (leaves[0] @ leaves[1] @ leaves[2]).backward(grad_y)
+    return tuple(leaf.grad for leaf in leaves)
+
+
+PLAIN_TORCH = {  # each function's oracle, on its arguments
+    "matmul": lambda a, b: a @ b,
+    "attention_scores": lambda q, k: q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]),
+    "sum_hidden": lambda x: x.sum(-1),
+    "split_heads": lambda x, h: x.reshape(*x.shape[:2], h, x.shape[2] // h).transpose(1, 2),
+    "merge_heads": lambda x: x.transpose(1, 2).reshape(x.shape[0], x.shape[2], x.shape[1] * x.shape[3]),
+    "per_head_linear": lambda x, w: torch.cat([x[..., i * w.shape[1]:(i + 1) * w.shape[1]] @ w[i]
+                                               for i in range(w.shape[0])], dim=-1),
+    "patchify": patchify_oracle,
+    "unpatchify": unpatchify_oracle,
+    "pool2d": lambda x, kh, kw, reduction: (F.max_pool2d if reduction == "max" else F.avg_pool2d)(x, (kh, kw)),
+    "pairwise_sq_distances": lambda x, y: ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1),
+    "repeat_kv": lambda x, rep: x.repeat_interleave(rep, dim=1),
+    "multihead_attention": multihead_oracle,
+    "two_layer_backward": two_layer_oracle,
+}
 
 
 @given(sizes=distinct_sizes(3, 1, 7), seed=seeds, contiguous=st.booleans())
@@ -101,13 +156,6 @@ def test_per_head_linear_applies_each_heads_matrix(impl, sizes, seed, contiguous
     expect_tensor(impl.einops_practice.per_head_linear(x, w), expected,
                   f"per_head_linear(x: {tuple(x.shape)}, w: {tuple(w.shape)})",
                   "split (heads hidden1), einsum with w per head, merge (heads hidden2)")
-
-
-def patchify_oracle(images: torch.Tensor, ph: int, pw: int) -> torch.Tensor:
-    b, c, height, width = images.shape
-    patches = [images[:, :, i:i + ph, j:j + pw].permute(0, 2, 3, 1).reshape(b, ph * pw * c)
-               for i in range(0, height, ph) for j in range(0, width, pw)]
-    return torch.stack(patches, dim=1)
 
 
 @given(sizes=distinct_sizes(6, 1, 6), seed=seeds, contiguous=st.booleans())
@@ -164,12 +212,7 @@ def test_multihead_attention_matches_sdpa(impl, sizes, seed, contiguous):
     dm = h * d
     x = randn(seed, b, s, dm, contiguous=contiguous)
     w_q, w_k, w_v, w_o = (randn(seed + i, dm, dm) / math.sqrt(dm) for i in range(1, 5))
-
-    def heads(t):
-        return (x @ t).view(b, s, h, d).transpose(1, 2)
-
-    context = F.scaled_dot_product_attention(heads(w_q), heads(w_k), heads(w_v))
-    expected = context.transpose(1, 2).reshape(b, s, dm) @ w_o
+    expected = multihead_oracle(x, w_q, w_k, w_v, w_o, h)
     expect_tensor(impl.einops_practice.multihead_attention(x, w_q, w_k, w_v, w_o, h), expected,
                   f"multihead_attention(x: {tuple(x.shape)}, heads={h})",
                   "softmax over the keys, scores / sqrt(d_head), heads split and merged as (heads d_head)")
@@ -181,12 +224,10 @@ def test_two_layer_backward_matches_autograd(impl, sizes, seed, contiguous):
     x, w1, w2 = randn(seed, b, d_in, contiguous=contiguous), randn(seed + 1, d_in, d_h), randn(seed + 2, d_h, d_out)
     grad_y = randn(seed + 3, b, d_out)
     got = impl.einops_practice.two_layer_backward(x, w1, w2, grad_y)
-    leaves = [t.detach().clone().requires_grad_(True) for t in (x, w1, w2)]
-    (leaves[0] @ leaves[1] @ leaves[2]).backward(grad_y)
     assert isinstance(got, tuple) and len(got) == 3, f"two_layer_backward returned {type(got).__name__}, not 3 tensors"
-    for name, g, leaf in zip(("dL/dx", "dL/dw1", "dL/dw2"), got, leaves, strict=True):
+    for name, g, expected in zip(("dL/dx", "dL/dw1", "dL/dw2"), got, two_layer_oracle(x, w1, w2, grad_y), strict=True):
         what = f"two_layer_backward(...) {name} for x: {tuple(x.shape)}, w1: {tuple(w1.shape)}, w2: {tuple(w2.shape)}"
-        expect_tensor(g, leaf.grad, what, "dL/dw2 = h^T g, dL/dh = g w2^T, dL/dw1 = x^T dL/dh, dL/dx = dL/dh w1^T")
+        expect_tensor(g, expected, what, "dL/dw2 = h^T g, dL/dh = g w2^T, dL/dw1 = x^T dL/dh, dL/dx = dL/dh w1^T")
 
 
 # -- audit: each function uses einops --------------------------------------------------------------------
@@ -212,16 +253,33 @@ def names_without_einops(package: str) -> list[str]:
     return missing
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)  # one item per function: its points wait for that function's test
-def test_audit_every_function_uses_einops(impl, name):
+def right_answer(got, expected) -> bool:
+    """Whether `got` is the plain-torch answer (`expected`, a tensor or a tuple of them), to the tests' loosest
+    tolerance: what the audit counts as an answer seen right."""
+    got, expected = (got, expected) if isinstance(expected, tuple) else ((got,), (expected,))
+    return (isinstance(got, tuple) and len(got) == len(expected)
+            and all(isinstance(g, torch.Tensor) and g.shape == e.shape and torch.allclose(g, e, rtol=1e-5, atol=1e-4)
+                    for g, e in zip(got, expected, strict=True)))
+
+
+# one item per function, which carries its own evidence (tests/audit_run.py): it checks the calls it saw answered
+# right (against plain torch), and pays beside three distinct right answers
+@pytest.mark.parametrize("name", FUNCTIONS)
+@audit_run.evidenced(lambda kwargs: kwargs["name"], without="plain torch reshapes (with einops)")
+@given(seed=seeds)
+def test_audit_every_function_uses_einops(impl, name, seed):
     missing = [function for function in names_without_einops(impl.name) if function == name]
     assert not missing, f"{impl.name}/einops_practice.py: {name} does not call einops"
-    for name, args in [call for call in audit_calls() if call[0] == name]:
+    for name, args in [call for call in audit_calls(seed) if call[0] == name]:
+        function = getattr(impl.einops_practice, name)
+        if not right_answer(own_run(functools.partial(function, *args)), PLAIN_TORCH[name](*args)):
+            continue  # a wrong answer (or an error) is its own test's failure, never the audit's
         ran = impl.run(tracing.einops_calls, "einops_practice", name, args, {})
-        if ran["error"] is not None:  # a wrong answer is its own test's failure, never the audit's (the audit's
-            assert not ran["error"].startswith("NotImplementedError"), f"einops_practice.{name}: not started"
-            continue  # points wait for every function's exact behaviour: grader/registry.py)
+        if ran["error"] is not None:  # raised only while traced: not an answer the audit saw
+            continue
         assert ran["einops"], f"einops_practice.{name} ran without calling einops.einsum/rearrange/reduce/repeat"
+        first = ran["result"][0] if isinstance(ran["result"], tuple) else ran["result"]
+        audit_run.evidence().saw_right(round(first.double().sum().item(), 6))
 
 
 # -- differential: every function against the reference ----------------------------------------------------

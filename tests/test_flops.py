@@ -14,7 +14,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from assignment.given import TransformerConfig
-from tests import audit, oracles
+from tests import audit, audit_run, oracles
 from tests.audit_run import own_run
 from tests.checks import call_text, expect_close, expect_equal, expect_int
 from tests.common.flops import REL
@@ -315,18 +315,26 @@ def test_mfu_is_achieved_over_peak(impl, flops, seconds, peak):
 
 # -- audit ---------------------------------------------------------------------------------------------
 
-def test_audit_counter_does_not_use_flopcountermode(impl):
+# carries its own evidence (tests/audit_run.py): it checks the counts it saw right (against FlopCounterMode), on
+# the MLP test's inputs, and pays beside three distinct right totals
+@audit_run.evidenced(lambda kwargs: "FlopCounter", without="torch.utils.flop_counter")
+@given(dims=st.lists(st.integers(1, 12), min_size=2, max_size=4), batch=st.integers(1, 6),
+       extra_dim=st.sampled_from([0, 2]), bias=st.booleans(), input_grad=st.booleans(), backward=st.booleans())
+def test_audit_counter_does_not_use_flopcountermode(impl, dims, batch, extra_dim, bias, input_grad, backward):
     mentions = audit.reaching(impl.name, "flops", ("torch.utils.flop_counter",))
     assert not mentions, f"{impl.name}/flops.py uses torch's FLOP counter (the oracle):\n" + "\n".join(mentions)
-    # And at run time: the counter counts the same with torch.utils.flop_counter made unusable. Whether the
-    # count is right is the other tests' business: the audit fails only where the oracle is reached.
-    spec = {"kind": "mlp", "dims": [3, 5, 4], "batch": 2, "extra_dim": 2, "bias": True, "input_grad": True,
-            "backward": True}  # an MLP: its points wait for the MLP test (grader/registry.py)
+    # And at run time: the counter counts the same with torch.utils.flop_counter made unusable, where it counts
+    # right. Whether the count is right is the other tests' business: the audit fails only where the oracle is
+    # reached.
+    spec = {"kind": "mlp", "dims": dims, "batch": batch, "extra_dim": extra_dim, "bias": bias,
+            "input_grad": input_grad, "backward": backward}
     what = f"FlopCounter on {spec}"
     hint = "count with your own formulas per aten op; do not use torch.utils.flop_counter"
     usable = own_run(lambda: impl.run(scenarios.count, oracles.workload(spec)))
-    if usable is None:  # it raises with the oracle usable: a wrong answer, the other tests' business
-        return
+    expected = oracles.oracle_count(spec)
+    if usable is None or usable.get("total") != expected["total"] or not isinstance(usable.get("by_op"), dict) \
+            or by_op_name(usable["by_op"]) != expected["by_op"]:
+        return  # a wrong count, or an error: the other tests' business, and no evidence for the audit
     try:
         unusable = impl.run(scenarios.count_without_oracle, oracles.workload(spec))
     except Exception as error:
@@ -337,6 +345,7 @@ def test_audit_counter_does_not_use_flopcountermode(impl):
                              f"  hint: {hint}") from None
     assert unusable == usable, (f"{what} counts {usable} with torch.utils.flop_counter usable and {unusable} with "
                                 f"it made unusable: it uses the oracle\n  hint: {hint}")
+    audit_run.evidence().saw_right(expected["total"])
 
 
 # -- differential: the same inputs through the reference ------------------------------------------------

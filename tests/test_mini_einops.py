@@ -28,7 +28,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from grader.profiles import graded_examples
-from tests import audit
+from tests import audit, audit_run
 from tests.checks import expect_int
 from tests.common.mini_einops import FLOAT_TOL, make_inputs
 from tests.documented import cases, expect_documented_error
@@ -55,17 +55,21 @@ MANY = settings(max_examples=graded_examples("test_generated_patterns_raise_or_m
 _fresh = itertools.count()
 
 
-def call(module, spec: dict, tensors: list):
-    """The spec's call on `tensors`; with spec["as_list"], the one input passed as the list of its slices
-    along the first axis (which einops stacks back into it)."""
+def call_args(spec: dict, tensors: list) -> tuple[list, dict]:
+    """The spec's call on `tensors` as (args, kwargs); with spec["as_list"], the one input passed as the list of
+    its slices along the first axis (which einops stacks back into it)."""
     kind, pattern, lengths = spec["kind"], spec["pattern"], spec["axes_lengths"]
     if kind == "einsum":
-        return module.einsum(*tensors, pattern)
+        return [*tensors, pattern], {}
     if spec.get("as_list"):
         tensors = [list(tensors[0].unbind(0))]
-    if kind == "reduce":
-        return module.reduce(tensors[0], pattern, spec["reduction"], **lengths)
-    return getattr(module, kind)(tensors[0], pattern, **lengths)
+    return [tensors[0], pattern, *([spec["reduction"]] if kind == "reduce" else [])], lengths
+
+
+def call(module, spec: dict, tensors: list):
+    """The spec's call on `tensors` (`call_args`)."""
+    args, kwargs = call_args(spec, tensors)
+    return getattr(module, spec["kind"])(*args, **kwargs)
 
 
 def describe(spec: dict) -> str:
@@ -418,34 +422,34 @@ def test_each_pattern_is_parsed_once(impl, kind, sizes, reduction):
 
 # -- audit: no einops inside ----------------------------------------------------------------------------
 
-AUDIT_CALLS = {  # one call of each operation, of the named-axes part of its generated tests (grader/registry.py)
-    "rearrange": ([torch.arange(24.0).reshape(2, 3, 4), "b (h w) c -> b c h w"], {"h": 3}),
-    "reduce": ([torch.arange(24.0).reshape(2, 3, 4), "b h (w 2) -> b w", "max"], {}),
-    "repeat": ([torch.arange(6.0).reshape(2, 3), "h w -> (h 2) w c"], {"c": 2}),
-    "einsum": ([torch.arange(6.0).reshape(2, 3), torch.arange(12.0).reshape(3, 4), "i j, j k -> i k"], {}),
-}
+AUDIT_SPECS = {"rearrange": einops_specs("rearrange"), "reduce": einops_specs("reduce"),
+               "repeat": einops_specs("repeat"), "einsum": einsum_specs()}
 
 
-@pytest.mark.parametrize("operation", list(AUDIT_CALLS))  # one item per operation, a share each
-def test_audit_does_not_use_einops(impl, operation):
+# one item per operation, which carries its own evidence (tests/audit_run.py): it checks the generated calls it
+# saw answered right (against einops), and pays beside three distinct right answers
+@pytest.mark.parametrize("operation", list(AUDIT_SPECS))
+@audit_run.evidenced(lambda kwargs: kwargs["operation"], without="einops")
+@given(data=st.data())
+def test_audit_does_not_use_einops(impl, operation, data):
     # the einops library reached (imported, or through an attribute or import_module), whatever names say
     mentions = audit.reaching(impl.name, "mini_einops", ("einops",))
     assert not mentions, f"{impl.name}/mini_einops.py uses the einops library (the oracle):\n" + "\n".join(mentions)
-    for name, (args, kwargs) in [(operation, AUDIT_CALLS[operation])]:
-        # Fails only where einops is reached: whether the answer is right is the other tests' business.
-        ran = impl.run(scenarios.einops_calls, "mini_einops", name, args, kwargs)
-        assert not ran["einops"], f"mini_einops.{name} ran einops.{', einops.'.join(ran['einops'])} (the oracle)"
-        if ran["error"] is not None:
-            try:
-                getattr(impl.mini_einops, name)(*args, **kwargs)
-            except NotImplementedError:
-                raise
-            except Exception as error:  # the same failure unwatched: a bug, not the audit's business
-                if type(error).__module__.startswith("grader.harness"):
-                    raise
-                continue
-            raise AssertionError(f"mini_einops.{name} on {args[-1]!r} raised {ran['error']} only while einops was "
-                                 "watched: it reaches einops")
+    spec = data.draw(AUDIT_SPECS[operation], label="spec")
+    try:
+        expect_like_einops(impl.mini_einops, spec)
+    except AssertionError:  # a wrong answer: its own tests' failure, not evidence for the audit
+        return
+    if einops_raises(spec) is not None:  # rejected, as einops rejects it: no answer to see
+        return
+    args, kwargs = call_args(spec, make_inputs(spec))
+    # Fails only where einops is reached: the calls answered right run again, with einops watched.
+    ran = impl.run(scenarios.einops_calls, "mini_einops", operation, args, kwargs)
+    assert not ran["einops"], f"mini_einops.{operation} ran einops.{', einops.'.join(ran['einops'])} (the oracle)"
+    assert ran["error"] is None, (f"mini_einops.{operation} on {spec['pattern']!r} raised {ran['error']} only "
+                                  "while einops was watched: it reaches einops")
+    result = ran["result"]
+    audit_run.evidence().saw_right((tuple(result.shape), round(result.double().sum().item(), 6)))
 
 
 # -- differential: the same generated calls through the reference -----------------------------------------

@@ -38,7 +38,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assignment.given import FloatFormat
-from tests import audit, oracles
+from tests import audit, audit_run, oracles
 from tests.audit_run import own_run, run_without
 from tests.checks import call_text
 from tests.common.precision import (
@@ -70,14 +70,19 @@ E2M1_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)  # hand-checked: 0.M * 2^0 
 HINT_ROUND = "round to nearest, ties to even (the neighbour whose last mantissa bit is 0), not truncation"
 
 
+def wrong_floats(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """Where two float32 tensors of one shape differ in their bits, NaN matching NaN whatever its payload."""
+    got_nan, expected_nan = torch.isnan(got), torch.isnan(expected)
+    return (got_nan != expected_nan) | (~expected_nan & (got.view(torch.int32) != expected.view(torch.int32)))
+
+
 def expect_same_floats(got, expected: torch.Tensor, x: torch.Tensor, *, what: str, source: str, hint: str) -> None:
     """Bit-for-bit equal float32 tensors, NaN matching NaN whatever its payload."""
     assert isinstance(got, torch.Tensor) and got.dtype == torch.float32 and got.shape == expected.shape, (
         f"{what}: expected a float32 tensor of shape {tuple(expected.shape)}, got "
         f"{got.dtype if isinstance(got, torch.Tensor) else type(got).__name__} "
         f"{tuple(got.shape) if isinstance(got, torch.Tensor) else ''}")
-    got_nan, expected_nan = torch.isnan(got), torch.isnan(expected)
-    wrong = (got_nan != expected_nan) | (~expected_nan & (got.view(torch.int32) != expected.view(torch.int32)))
+    wrong = wrong_floats(got, expected)
     if wrong.any():
         i = int(wrong.flatten().nonzero()[0])
         xi, gi, ei = x.flatten()[i], got.flatten()[i], expected.flatten()[i]
@@ -624,16 +629,33 @@ def cast_mentions_in_round_to_bf16(package: str) -> list[str]:
                                                     "quantize"), within="round_to_bf16")
 
 
+def rounded_right(impl, x: torch.Tensor) -> torch.Tensor | None:
+    """The elements of `x` that round_to_bf16 rounds right (its own tests' oracle, torch's cast), or None: the
+    audit's inputs, on which it checks the property (a wrong answer is the other tests' business)."""
+    got = own_run(lambda: impl.precision.round_to_bf16(x))
+    expected = x.to(torch.bfloat16).float()
+    if not (isinstance(got, torch.Tensor) and got.dtype == torch.float32 and got.shape == x.shape):
+        return None
+    right = x[~wrong_floats(got, expected)]
+    return right if right.numel() else None
+
+
+# carries its own evidence (tests/audit_run.py): it checks the values it saw rounded right, and pays beside three
+# distinct ones that the rounding changed
+@audit_run.evidenced(lambda kwargs: "round_to_bf16", without="a 16-bit float")
 @given(bits=st.lists(fp32_bits(), min_size=1, max_size=20))
 def test_audit_round_to_bf16_uses_integer_operations(impl, bits):
     x = tensor_from_bits(bits)
-    # Fails only where a 16-bit float is made or read: yours watched, then not, the same; rightness is elsewhere.
+    # Fails only where a 16-bit float is made or read: yours watched, then not, the same, on what it rounds right.
     mentions = cast_mentions_in_round_to_bf16(impl.name)
     assert not mentions, (f"{impl.name}/precision.py: round_to_bf16 mentions a 16-bit float type:\n"
                           + "\n".join(mentions))
-    usable = own_run(lambda: impl.precision.round_to_bf16(x))
-    if usable is None:  # it raises unwatched: a wrong answer, the other tests' business
+    x = rounded_right(impl, x)
+    if x is None:
         return
+    usable = own_run(lambda: impl.precision.round_to_bf16(x))
+    if not isinstance(usable, torch.Tensor) or wrong_floats(usable, x.to(torch.bfloat16).float()).any():
+        return  # right on each value alone, wrong on them together: the other tests' business
     got = run_without(impl, scenarios.watched_round_to_bf16, x, what=call_text("round_to_bf16", x),
                       oracle="16-bit float casts", hint="work on the bits with integer operations")
     expect_same_floats(got["result"], usable, x, what="round_to_bf16(x) under the audit's dtype spy",
@@ -643,6 +665,9 @@ def test_audit_round_to_bf16_uses_integer_operations(impl, bits):
     floats = [d for d in got["dtypes"] if getattr(torch, d).is_floating_point and d != "float32"]
     assert not floats, (f"round_to_bf16 must work on the bits, but its ops made or read tensors of {floats}: a cast "
                         "does the rounding for you")
+    rounded = (x.view(torch.int32) & 0xFFFF != 0) & ~torch.isnan(x)  # not a bf16 already: the rounding did work
+    for value in usable[rounded].view(torch.int32).tolist():
+        audit_run.evidence().saw_right(value)
 
 
 # -- differential ----------------------------------------------------------------------------------------

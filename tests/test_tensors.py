@@ -20,7 +20,7 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from tests import audit
+from tests import audit, audit_run
 from tests.checks import call_text, expect_equal, expect_int
 from tests.common.tensors import DTYPES, addressing, used_strides
 from tests.documented import cases, expect_documented_error
@@ -339,16 +339,13 @@ def tensor_mentions(package: str) -> list[str]:
     return audit.reaching(package, "tensors", ("numpy",), tuple(FORBIDDEN_ATTRIBUTES))
 
 
-UNUSABLE = "tensor ops were made unusable"  # tests/scenarios/tensors.py's NoTensorOps says it when an op runs
-
-
 def plain_outcome(fn, *args):
     """`fn(*args)`'s answer (as `outcome`), or the name of the exception it raises: what the audit compares."""
     try:
         return outcome(fn, *args)
     except NotImplementedError:  # nothing to audit yet
         raise
-    except Exception as error:  # a bug, not the audit's business: the same bug must happen with ops unusable
+    except Exception as error:  # a bug: a wrong answer, not the audit's business
         if type(error).__module__.startswith("grader.harness"):  # the worker died or timed out: not an answer
             raise
         return f"raises {type(error).__name__}"
@@ -358,38 +355,50 @@ AUDITED = ["contiguous_strides", "element_offset", "is_contiguous", "can_view", 
            "storage_nbytes"]
 
 
-# one item per function: its points wait for that function's own generated test (grader/registry.py)
-@pytest.mark.parametrize("function", AUDITED)
-@given(chain=op_chains(), data=st.data())
-def test_audit_layouts_are_computed_without_tensors(impl, function, chain, data):
-    """Fails only where a function runs a tensor op: with every op made unusable it raises, or answers
-    otherwise than it does with them. Whether the answer is right is the other tests' business."""
+def audited_calls(chain, data) -> list[tuple[str, tuple, object]]:
+    """The audit's calls on a drawn chain, each with torch's answer (the oracle of the function's own test)."""
     layout, ops = chain
     shape, strides, offset = layout
-    calls = [("contiguous_strides", (shape,)), ("is_contiguous", (shape, strides)),
-             ("can_view", (shape, strides, data.draw(view_shapes(shape), label="new_shape"))),
-             ("view_result", (*layout, ops)), ("nbytes", (shape, torch.float32, [])),
-             ("storage_nbytes", (shape, torch.float32, []))]
+    new_shape = data.draw(view_shapes(shape, wrong=True), label="new_shape")  # as can_view's test: both answers
+    calls = [("contiguous_strides", (shape,), torch.empty(shape, device="meta").stride()),
+             ("is_contiguous", (shape, strides), layout_tensor(layout).is_contiguous()),
+             ("can_view", (shape, strides, new_shape), torch_can_view(layout, new_shape)),
+             ("view_result", (*layout, ops), torch_chain(layout, ops)[0]),
+             ("nbytes", (shape, torch.float32, []), torch_bytes(shape, torch.float32, [])[0]),
+             ("storage_nbytes", (shape, torch.float32, []), torch_bytes(shape, torch.float32, [])[1])]
     if 0 not in shape:
-        calls.append(("element_offset", (tuple(size - 1 for size in shape), strides, offset)))
+        last = tuple(size - 1 for size in shape)
+        calls.append(("element_offset", (last, strides, offset), layout_tensor(layout)[last].item()))
+    return calls
+
+
+# one item per function, which carries its own evidence (tests/audit_run.py): it checks the calls it saw answered
+# right, and pays only beside three distinct right answers (both answers of a bool)
+@pytest.mark.parametrize("function", AUDITED)
+@audit_run.evidenced(lambda kwargs: kwargs["function"], without="torch's tensor ops")
+@given(chain=op_chains(), data=st.data())
+def test_audit_layouts_are_computed_without_tensors(impl, function, chain, data):
+    """Fails only where a function answers right with torch's tensor ops usable and otherwise with them made
+    unusable (or raises): it asked torch. A wrong answer is the other tests' business: not checked here."""
     hint = "compute the answer from the shape and strides as plain Python numbers; create no tensor"
-    for name, args in [call for call in calls if call[0] == function]:
+    for name, args, expected in [call for call in audited_calls(chain, data) if call[0] == function]:
         what = call_text(name, *args)
-        plain = plain_outcome(getattr(impl.tensors, name), *args)
+        right = addressing(expected)
+        if addressing(plain_outcome(getattr(impl.tensors, name), *args)) != right:
+            continue  # a wrong answer: its own tests' failure, not evidence for the audit
         try:
             got = impl.run(scenarios.without_tensor_ops, [(name, args)])
         except Exception as error:
             if type(error).__module__.startswith("grader.harness"):  # the worker died or timed out: not an answer
                 raise
-            if f"raises {type(error).__name__}" == plain and UNUSABLE not in str(error):
-                continue  # the same error with ops usable or not: a bug, not a tensor op
             raise AssertionError(f"{what} ran a torch tensor op: with tensor ops made unusable it raised\n"
                                  f"  {type(error).__name__}: {str(error).splitlines()[0]}\n  hint: {hint}") from None
         assert not got["outside"], (f"{what} ran torch ops with the audit's dispatch mode stepped around "
                                     f"({', '.join(sorted(set(got['outside'])))})\n  hint: {hint}")
-        assert addressing(got["results"][0]) == addressing(plain), (
-            f"{what} answers {plain!r} with torch's tensor ops usable and {got['results'][0]!r} with them "
+        assert addressing(got["results"][0]) == right, (
+            f"{what} answers {expected!r} with torch's tensor ops usable and {got['results'][0]!r} with them "
             f"unusable: it asks torch\n  hint: {hint}")
+        audit_run.evidence().saw_right(repr(right), kinds=2 if isinstance(expected, bool) else None)
     mentions = tensor_mentions(impl.name)
     assert not mentions, (f"{impl.name}/tensors.py asks torch (or numpy) for layouts, the oracle:\n"
                           + "\n".join(mentions))

@@ -17,9 +17,12 @@ which changes what a failure says, not that it failed); the examples counted and
 report's, grader/harness/report.py) are the same. Where an example ends otherwise than recorded, short of
 failing (not valid where it passed, or the other way round), or draws from another strategy or another number
 of times, hypothesis would draw the following examples otherwise: the test runs again with hypothesis, from its
-first example, as it would have. A test whose arguments cannot be copied is never replayed.
+first example, as it would have. A test whose arguments cannot be copied is never replayed. A test that checks
+something after all its examples (an audit's evidence: tests/audit_run.py `evidenced`) has its examples replayed
+inside its `around_examples`, as hypothesis runs them inside it.
 """
 
+import contextlib
 import copy
 import dataclasses
 import random
@@ -119,8 +122,10 @@ class ReplayExamples:
             return None  # pytest's own call
         fixtures = {arg: pyfuncitem.funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
         if self.recorded.get(nodeid):
+            around = getattr(pyfuncitem.obj, "around_examples", None)  # a check after them all (an audit's evidence)
             try:
-                self._replay(handle, self.recorded[nodeid], fixtures)
+                with around(fixtures) if around else contextlib.nullcontext():
+                    self._replay(handle, self.recorded[nodeid], fixtures)
                 return True
             except Diverged:
                 _forget_counts(pyfuncitem)

@@ -184,8 +184,9 @@ MISTAKES = [
 # tests/meta/test_mistakes.py, which checks it (the behaviours that wait for them may lose their points too).
 # `python -m tests.meta.mutation --every-test --profile grade --grading-seed 11 --costs` prints what a run saw.
 COSTS = {
-    "no_recompute": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: non-tensor arguments",
-                     "checkpoint: parameters' gradients", "checkpoint: saves only its inputs"),
+    "no_recompute": ("audit: checkpoint without torch.utils.checkpoint", "checkpoint: dropout replayed",
+                     "checkpoint: gradients", "checkpoint: non-tensor arguments", "checkpoint: parameters' gradients",
+                     "checkpoint: saves only its inputs"),
     "rng_not_replayed": ("checkpoint: dropout replayed",),
     "rng_not_restored": ("checkpoint: dropout replayed",),
     "params_no_grad": ("checkpoint: dropout replayed", "checkpoint: gradients", "checkpoint: non-tensor arguments",

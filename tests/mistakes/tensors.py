@@ -416,8 +416,8 @@ COSTS = {
     "strides_zeroed_by_empty_dims": ("strides, offsets, contiguity", "the docstrings' examples"),
     "strides_column_major": ("strides, offsets, contiguity", "the docstrings' examples"),
     "strides_next_size_only": ("strides, offsets, contiguity", "the docstrings' examples"),
-    "offset_without_storage_offset": ("strides, offsets, contiguity", "the docstrings' examples",
-                                      "view_result: writes land where the layout says"),
+    "offset_without_storage_offset": ("audit: layouts without tensors", "strides, offsets, contiguity",
+                                      "the docstrings' examples", "view_result: writes land where the layout says"),
     "offset_strides_reversed": ("strides, offsets, contiguity", "the docstrings' examples",
                                 "view_result: writes land where the layout says"),
     "contiguous_size_one_strides_matter": ("strides, offsets, contiguity", "the docstrings' examples"),
@@ -476,6 +476,6 @@ COSTS = {
     "nbytes_ops_ignored": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_is_the_view": ("nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_never_replaced": ("the docstrings' examples",),
-    "storage_in_elements": ("nbytes and storage_nbytes", "the docstrings' examples"),
+    "storage_in_elements": ("audit: layouts without tensors", "nbytes and storage_nbytes", "the docstrings' examples"),
     "storage_reachable_span": ("nbytes and storage_nbytes", "the docstrings' examples"),
 }
