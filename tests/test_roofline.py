@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from hypothesis import example, given
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from assignment.given import HARDWARE, HardwareSpec, OpCost
@@ -147,12 +147,25 @@ def test_lecture_numbers(impl):
 @given(sizes=distinct_sizes(3, 1, 3000), dtype=st.sampled_from(DTYPES))
 @every({"sizes": [37, 53, 11]}, dtype=DTYPES)
 def test_intensity_grows_with_matmul_size(impl, sizes, dtype):
+    # the trend, on your own costs: each intensity is your matmul_cost's FLOPs over its bytes, and those FLOPs
+    # the same multiple of b*d*k at every size (whatever a multiply-add counts for, it counts the same each time)
     b, d, k = sizes
     r = impl.roofline
-    small = r.arithmetic_intensity(r.matmul_cost(b, d, k, dtype))
+
+    def intensity(shape):
+        cost = r.matmul_cost(*shape, dtype)
+        got = r.arithmetic_intensity(cost)
+        expect_close(got, cost.flops / cost.bytes, rel=REL, what=call_text("arithmetic_intensity", cost),
+                     source=f"the FLOPs over the bytes of your {call_text('matmul_cost', *shape, dtype)}")
+        return got, cost.flops / math.prod(shape)
+
+    small, per_mac = intensity((b, d, k))
     for bigger in ((2 * b, d, k), (b, 2 * d, k), (b, d, 2 * k), (2 * b, 2 * d, 2 * k)):
-        larger = r.arithmetic_intensity(r.matmul_cost(*bigger, dtype))
+        larger, bigger_per_mac = intensity(bigger)
         assert larger > small, f"matmul intensity should grow from {(b, d, k)} ({small}) to {bigger} ({larger})"
+        assert math.isclose(bigger_per_mac, per_mac, rel_tol=REL), (
+            f"matmul_cost's FLOPs should be the same multiple of b*d*k at every size: {per_mac} per b*d*k at "
+            f"{(b, d, k)}, {bigger_per_mac} at {bigger}")
 
 
 # -- the roofline model ---------------------------------------------------------------------------------
@@ -261,9 +274,12 @@ def read_written_file(path: Path, limit: int = 16 * 2**20) -> bytes:
 
 @pytest.mark.parametrize(("name", "dtype", "extra", "demo"), [("H100 SXM", BF16, [(3, 7), (10**4, 1)], True),
                                                             ("A100", torch.float32, [(5 * 10**6, 9)], False)])
-def test_plot_roofline_writes_a_png(impl, writable_dir, name, dtype, extra, demo):
-    # drawing takes half a second: two fixed cases (points far left and far right of the ridge), the first with the
-    # lecture's points as the demo (tests/roofline_demo.py) computes them with the package under test
+@settings(max_examples=1, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drawn_op=costs)
+def test_plot_roofline_writes_a_png(impl, writable_dir, name, dtype, extra, demo, drawn_op):
+    # drawing takes half a second: two cases (points far left and far right of the ridge), the first with the
+    # lecture's points as the demo (tests/roofline_demo.py) computes them with the package under test, each with
+    # one op drawn from the grading seed beside (so the points on the roof are no table's)
     hw = HARDWARE[name]
     points = {"ReLU": OpCost(2**20, 4 * 2**20), "matmul 1024^3": OpCost(2 * 1024**3, 6 * 1024**2)}
     if demo:
@@ -271,9 +287,18 @@ def test_plot_roofline_writes_a_png(impl, writable_dir, name, dtype, extra, demo
 
         points = lecture_points(impl.roofline, dtype)
     points.update({f"op {i}": OpCost(f, b) for i, (f, b) in enumerate(extra)})
+    points["drawn op"] = drawn_op
     path = writable_dir / "roofline.png"
-    impl.roofline.plot_roofline(hw, points, str(path), dtype)
+    path.unlink(missing_ok=True)
+    drawn = impl.run(scenarios.plot_capturing_points, hw, points, str(path), dtype)
     assert path.exists(), f"plot_roofline(..., {str(path)!r}) wrote no file"
+    peak, bandwidth = hw.peak(dtype), hw.memory_bandwidth
+    for label, cost in points.items():  # on the roof: at (flops / bytes, min(peak, bandwidth x intensity))
+        x = cost.flops / cost.bytes
+        y = min(peak, bandwidth * x)
+        assert any(math.isclose(px, x, rel_tol=1e-9) and math.isclose(py, y, rel_tol=1e-9) for px, py in drawn), (
+            f"{label!r} ({cost}) should be drawn on the roof at intensity {x:.6g} FLOP/byte, attainable "
+            f"min({peak:.4g}, {bandwidth:.4g} x {x:.6g}) = {y:.6g} FLOP/s: no point of the figure is there")
     data = read_written_file(path)
     assert data[:8] == PNG_MAGIC, "the file is not a PNG"
     import numpy
