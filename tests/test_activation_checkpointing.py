@@ -306,10 +306,21 @@ def test_recompute_flops_matches_counted_forward_calls(impl, case, flops):
                    hint="store_all: 0; checkpoint: one extra forward; store_none: L(L+1)/2 layer forwards")
 
 
-def test_recompute_flops_rejects_unknown_strategies(impl):
-    got = impl.run(scenarios.analytic, [["recompute_flops", 4, 10, "sqrt"], ["recompute_flops", 4, 10, "none"]])
-    assert got == [{"raised": "ValueError"}] * 2, f"recompute_flops with an unknown strategy should raise " \
-                                                  f"ValueError, got {got}"
+STRATEGIES = ("store_all", "checkpoint", "store_none")
+UNKNOWN_STRATEGIES = st.one_of(st.sampled_from(["sqrt", "none", "all", "Checkpoint", "store-none", "store_al", ""]),
+                               st.text(max_size=10)).filter(lambda name: name not in STRATEGIES)
+
+
+@given(layers=st.integers(1, 10**4), flops=st.integers(0, 10**15), unknown=UNKNOWN_STRATEGIES,
+       known=st.sampled_from(STRATEGIES))
+def test_recompute_flops_rejects_unknown_strategies(impl, layers, flops, unknown, known):
+    # its own evidence: beside the refused call, a known strategy returns an int (not a raise-always)
+    got = impl.run(scenarios.analytic, [["recompute_flops", layers, flops, unknown],
+                                        ["recompute_flops", layers, flops, known]])
+    assert got[0] == {"raised": "ValueError"}, (
+        f"{call_text('recompute_flops', layers, flops, unknown)} should raise ValueError, got {got[0]!r}")
+    assert isinstance(got[1], int) and not isinstance(got[1], bool), (
+        f"{call_text('recompute_flops', layers, flops, known)} should return an int, got {got[1]!r}")
 
 
 # -- differential ----------------------------------------------------------------------------------------------

@@ -282,8 +282,17 @@ def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, confi
     # torch model's (the oracle's), not transformer_param_count's: the property is training_step_flops' alone, and
     # a slip in the parameter count costs its own row.
     n = oracles.param_count(config) - config.vocab_size * config.d_model
-    ratios = [impl.flops.training_step_flops(config, 1, s) / (6 * n * s) for s in (seq, 2 * seq)]
+    steps = [impl.flops.training_step_flops(config, 1, s) for s in (seq, 2 * seq)]
+    ratios = [step / (6 * n * s) for step, s in zip(steps, (seq, 2 * seq))]
     assert ratios[0] < ratios[1], f"exact / 6ND should grow with the context, got {ratios} at seq={seq}, {2 * seq}"
+    # Evidence that the step is counted, not made up to grow: at both contexts it is the same multiple of the
+    # forward (the torch model's, measured), as every matmul's backward is a fixed multiple of its forward, whatever
+    # multiple one counts.
+    forwards = [oracles.model_count(config, 1, s)["total"] for s in (seq, 2 * seq)]
+    assert steps[0] * forwards[1] == steps[1] * forwards[0], (
+        f"training_step_flops({config}, 1, seq) should be the same multiple of the forward's FLOPs at every "
+        f"context: {steps[0]} / {forwards[0]} at seq={seq}, {steps[1]} / {forwards[1]} at seq={2 * seq} "
+        f"({ORACLE} on the torch model's forward)")
 
 
 def test_training_days_lecture_example(impl):
