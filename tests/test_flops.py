@@ -283,7 +283,7 @@ def test_attention_share_grows_with_context_and_six_n_d_falls_behind(impl, confi
     # a slip in the parameter count costs its own row.
     n = oracles.param_count(config) - config.vocab_size * config.d_model
     steps = [impl.flops.training_step_flops(config, 1, s) for s in (seq, 2 * seq)]
-    ratios = [step / (6 * n * s) for step, s in zip(steps, (seq, 2 * seq))]
+    ratios = [step / (6 * n * s) for step, s in zip(steps, (seq, 2 * seq), strict=True)]
     assert ratios[0] < ratios[1], f"exact / 6ND should grow with the context, got {ratios} at seq={seq}, {2 * seq}"
     # Evidence that the step is counted, not made up to grow: at both contexts it is the same multiple of the
     # forward (the torch model's, measured), as every matmul's backward is a fixed multiple of its forward, whatever
