@@ -369,10 +369,10 @@ def right_run(got: dict, expected: dict, spec: dict, calls: list[int]) -> bool:
 
 # carries its own evidence (tests/audit_run.py): it checks the runs it saw right, and pays beside three of them
 @audit_run.evidenced(lambda kwargs: "checkpoint", without="torch.utils.checkpoint")
-@given(case=sequential_cases(dropout=True))
-def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case):
+@given(case=sequential_cases(dropout=True), call=st.sampled_from(scenarios.CALLS))
+def test_audit_checkpoint_does_not_use_torch_utils_checkpoint(impl, case, call):
     spec, segments = case
-    spec = dict(spec, shift=True)
+    spec = dict(spec, shift=True, call=call)  # every way of calling checkpoint: a slip in one leaves the others' runs
     # Fails only where torch.utils.checkpoint is reached: yours with it usable, then unusable, the same.
     mentions = torch_checkpoint_mentions(impl.name)
     assert not mentions, f"{impl.name}/{MODULE}.py uses torch.utils.checkpoint (the oracle):\n" + "\n".join(mentions)

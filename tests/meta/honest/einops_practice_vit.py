@@ -13,9 +13,11 @@ from einops import einsum, rearrange, reduce, repeat
 CASE = {"problem": "einops_practice", "score": 7}
 SLIPS = {
     "patch_channels_first": ("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", "b c (h p1) (w p2) -> b (h w) (c p1 p2)",
-                             ("images: patchify, unpatchify, pool2d", "differential: all functions")),
+                             ("images: patchify, unpatchify, pool2d", "differential: all functions",
+                              "audit: every function uses einops")),
     "scale_by_model_width": ("scale = dim_head ** -0.5", "scale = q.shape[-1] ** -0.5",
-                             ("multi-head attention", "differential: all functions")),
+                             ("multi-head attention", "differential: all functions",
+                              "audit: every function uses einops")),
 }
 
 
