@@ -154,7 +154,8 @@ SEQUENTIAL = "test_checkpoint_sequential_matches_plain_backward"  # checkpoint_s
 BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "tensors": (
         B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op, against torch, in "
-          "one part per op and one of dimensions counted from the end", 1.5, ("test_single_ops_match_torch",)),
+          "one part per op (two, by region, for slice, reshape, transpose, permute, flatten and index) and one of "
+          "dimensions counted from the end", 1.5, ("test_single_ops_match_torch",)),
         B("view_result: edge cases", "fixed calls at each op's edges (negative offsets and indices, zero-size "
           "and size-1 dimensions, 0-d tensors, no ops), against torch", 0.5, ("test_edge_cases_match_torch",),
           fixed={**{f"test_edge_cases_match_torch[{part} *]": f"test_single_ops_match_torch[{part}]"
@@ -166,10 +167,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "family, and of any ops) lands at the element of the original storage that your layout addresses", 1,
           ("test_a_write_through_the_result_lands_where_its_layout_says",)),
         B("strides, offsets, contiguity", "contiguous_strides, element_offset (against data_ptr) and "
-          "is_contiguous on generated layouts", 1,
+          "is_contiguous on generated layouts (is_contiguous in three parts: empty, with a unit stride, without)", 1,
           ("test_contiguous_strides_match_torch", "test_element_offset_matches_data_ptr",
            "test_is_contiguous_matches_torch")),
-        B("can_view", "whether view() succeeds, and the strides it gives, against torch", 1,
+        B("can_view", "whether view() succeeds, and the strides it gives, against torch (new shapes with a -1, and "
+          "without)", 1,
           ("test_can_view_matches_torch",)),
         B("nbytes and storage_nbytes", "the bytes a tensor addresses and the bytes its storage keeps alive",
           0.75, ("test_nbytes_matches_torch", "test_storage_nbytes_matches_torch")),
