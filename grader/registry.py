@@ -136,6 +136,16 @@ MINI_EINOPS_PARTS = (
     ("repeat", "any", "test_repeat_matches_einops"),
     *(("einsum", part, f"test_einsum_matches_einops[{part}]")
       for part in ("1-input", "2-inputs", "reordered-output")))  # the lecture has no 3-input einsum in order
+# tensors' single ops whose inputs fall into two regions, an item each of test_single_ops_match_torch (the op's
+# name, and the part named here), so that a fixed call (an edge case, a docstring's example) waits for its own
+# region's item alone: slices with bounds from 0 to the size or None, or bounds negative or past the end (which
+# Python's rules wrap and clamp); reshapes that view, or copy; transposes of tensors with elements, or of empty ones
+# (which address nothing); permutations that are their own inverse, or not; flattens of contiguous tensors, or
+# not; advanced indexing with indices, or none
+SPLIT_OP_PARTS = {"slice": "slice-beyond-the-ends", "reshape": "reshape-copies", "transpose": "transpose-empty",
+                  "permute": "permute-cycles", "flatten": "flatten-non-contiguous", "index": "index-nothing"}
+
+
 BF16_NORMAL = "test_round_to_bf16_matches_torch_cast[normal]"  # precision's evidence, by region
 IEEE_SMALL = ("test_quantize_small_formats_against_brute_force[e4m3_ieee]",
               "test_quantize_small_formats_against_brute_force[fp8_e5m2]")  # small formats with inf, like torch's
@@ -144,10 +154,12 @@ SEQUENTIAL = "test_checkpoint_sequential_matches_plain_backward"  # checkpoint_s
 BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
     "tensors": (
         B("view_result: single ops", "the layout (shape, strides, offset) or copy after one op, against torch, in "
-          "one part per op and one of dimensions counted from the end", 1.5, ("test_single_ops_match_torch",)),
+          "one part per op (two, by region, for slice, reshape, transpose, permute, flatten and index) and one of "
+          "dimensions counted from the end", 1.5, ("test_single_ops_match_torch",)),
         B("view_result: edge cases", "fixed calls at each op's edges (negative offsets and indices, zero-size "
           "and size-1 dimensions, 0-d tensors, no ops), against torch", 0.5, ("test_edge_cases_match_torch",),
-          fixed={**{f"test_edge_cases_match_torch[{op} *]": f"test_single_ops_match_torch[{op}]" for op in TENSOR_OPS},
+          fixed={**{f"test_edge_cases_match_torch[{part} *]": f"test_single_ops_match_torch[{part}]"
+                    for part in (*TENSOR_OPS, *SPLIT_OP_PARTS.values())},
                  "test_edge_cases_match_torch[no-ops *]": "test_single_ops_match_torch[contiguous]"}),
         B("view_result: chains of ops", "the layout or copy after generated chains of ops of one family each "
           "(indexing, dimensions, shape) and of any ops, against torch", 2.5, ("test_op_chains_match_torch",)),
@@ -155,10 +167,11 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "family, and of any ops) lands at the element of the original storage that your layout addresses", 1,
           ("test_a_write_through_the_result_lands_where_its_layout_says",)),
         B("strides, offsets, contiguity", "contiguous_strides, element_offset (against data_ptr) and "
-          "is_contiguous on generated layouts", 1,
+          "is_contiguous on generated layouts (is_contiguous in three parts: empty, with a unit stride, without)", 1,
           ("test_contiguous_strides_match_torch", "test_element_offset_matches_data_ptr",
            "test_is_contiguous_matches_torch")),
-        B("can_view", "whether view() succeeds, and the strides it gives, against torch", 1,
+        B("can_view", "whether view() succeeds, and the strides it gives, against torch (new shapes with a -1, and "
+          "without)", 1,
           ("test_can_view_matches_torch",)),
         B("nbytes and storage_nbytes", "the bytes a tensor addresses and the bytes its storage keeps alive",
           0.75, ("test_nbytes_matches_torch", "test_storage_nbytes_matches_torch")),
@@ -167,11 +180,13 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           fixed={**{f"test_docstring_examples[{name} *]": test for name, test in (
                      ("contiguous_strides", "test_contiguous_strides_match_torch"),
                      ("element_offset", "test_element_offset_matches_data_ptr"),
-                     ("is_contiguous", "test_is_contiguous_matches_torch"), ("can_view", "test_can_view_matches_torch"),
+                     ("is_contiguous", "test_is_contiguous_matches_torch[unit-stride]"),
+                     ("can_view", "test_can_view_matches_torch[without-minus-one]"),
                      ("nbytes", "test_nbytes_matches_torch"), ("storage_nbytes", "test_storage_nbytes_matches_torch"))},
                  **{f"test_docstring_examples[view_result {ops} *]": tuple(
-                     f"test_single_ops_match_torch[{op}]" for op in ops.split()) for ops in (
-                     "slice", "t reshape", "t view", "unsqueeze expand")},
+                     f"test_single_ops_match_torch[{part}]" for part in parts.split()) for ops, parts in (
+                     ("slice", "slice"), ("t reshape", "t reshape-copies"), ("t view", "t view"),
+                     ("unsqueeze expand", "unsqueeze expand"))},
                  "test_documented_errors_are_raised[view_result:*]": ("test_single_ops_match_torch[view]",
                                                                       "test_single_ops_match_torch[slice]",
                                                                       "test_single_ops_match_torch[t]")}),

@@ -20,6 +20,7 @@ import torch
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from grader.registry import SPLIT_OP_PARTS
 from tests import audit, audit_run
 from tests.checks import call_text, expect_equal, expect_int
 from tests.common.tensors import DTYPES, addressing, used_strides
@@ -28,8 +29,10 @@ from tests.scenarios import tensors as scenarios
 from tests.scenarios.tensors import RAISES
 from tests.strategies import PINNED, every, pinned_or_drawn
 from tests.strategies.tensors import (
+    CONTIGUITY_REGIONS,
     TENSOR_OPS,
     layout_tensor,
+    layouts_in,
     op_chains,
     single_op,
     storage_elements,
@@ -138,11 +141,24 @@ def test_element_offset_matches_data_ptr(impl, layout, data):
                hint="storage_offset + sum of index * stride, in elements")
 
 
-@given(layout=tensor_layouts())
-@example(layout=((3, 0, 2), (1, 7, 5), 0))  # empty (rare among generated layouts), strides that fit nothing
-@example(layout=((2, 3), (6, 2), 0))  # evenly spaced, innermost stride 2 (rare too): not contiguous
-@example(layout=((2, 3), (4, 1), 0))  # rows with a gap between them: strides fall to 1, still not contiguous
-def test_is_contiguous_matches_torch(impl, layout):
+PINNED_LAYOUTS = {  # rare among generated layouts, pinned in their region's part
+    "empty": [((3, 0, 2), (1, 7, 5), 0)],  # strides that fit nothing
+    "no-unit-stride": [((2, 3), (6, 2), 0)],  # evenly spaced, innermost stride 2: not contiguous
+    "unit-stride": [((2, 3), (4, 1), 0)],  # rows with a gap between them: strides fall to 1, still not contiguous
+}
+
+
+# One item per region of layouts (CONTIGUITY_REGIONS): a slip in one region costs that share, and the docstring's
+# examples wait for the item of theirs alone (grader/registry.py).
+@pytest.mark.parametrize("region", CONTIGUITY_REGIONS)
+@given(case=st.data())
+@example(case=PINNED)
+def test_is_contiguous_matches_torch(impl, region, case):
+    for layout in pinned_or_drawn(case, PINNED_LAYOUTS[region], layouts_in(region), "layout"):
+        expect_is_contiguous(impl, layout)
+
+
+def expect_is_contiguous(impl, layout: tuple) -> None:
     shape, strides, _ = layout
     expect_equal(impl.tensors.is_contiguous(shape, strides), layout_tensor(layout).is_contiguous(),
                  what=call_text("is_contiguous", shape, strides), source="Tensor.is_contiguous()",
@@ -150,10 +166,15 @@ def test_is_contiguous_matches_torch(impl, layout):
                       "size-1 dimensions skipped; no elements: contiguous")
 
 
-@given(layout=tensor_layouts(), data=st.data())
-def test_can_view_matches_torch(impl, layout, data):
+# Two items: new shapes with a -1 to infer (of tensors with elements) and new shapes without; the docstring's
+# examples, none with a -1, wait for the second alone.
+@pytest.mark.parametrize("new_shape_kind", ["with-minus-one", "without-minus-one"])
+@given(data=st.data())
+def test_can_view_matches_torch(impl, new_shape_kind, data):
+    infer = new_shape_kind == "with-minus-one"
+    layout = data.draw(tensor_layouts(min_numel=1 if infer else 0), label="layout")
     shape, strides, _ = layout
-    new_shape = data.draw(view_shapes(shape, wrong=True))
+    new_shape = data.draw(view_shapes(shape, infer=infer, wrong=True), label="new_shape")
     expect_equal(impl.tensors.can_view(shape, strides, new_shape), torch_can_view(layout, new_shape),
                  what=call_text("can_view", shape, strides, new_shape), source="whether Tensor.view raises",
                  hint="size-1 dims aside, cut into runs where stride[d] == stride[d+1] * size[d+1]; the new "
@@ -168,27 +189,55 @@ M, T = ((3, 4), (4, 1), 0), ((4, 3), (1, 4), 2)  # contiguous; transposed, at an
 Z, ONES, SCALAR = ((2, 0, 3), (3, 3, 1), 0), ((1, 3, 1), (3, 1, 1), 1), ((), (), 5)  # zero-size; size-1; 0-d
 PINNED_SINGLE_OPS = {
     "slice": [(M, [("slice", 1, 0, 4, 2)])],  # a step: the stride grows (slice_stride_unstepped)
+    "slice-beyond-the-ends": [(M, [("slice", 1, -3, 9, 1)])],  # from the end, clamped (slice_python_rules_ignored)
+    "reshape-copies": [(T, [("reshape", (12,))])],  # transposed: no view, a copy (reshape_never_copies)
     "narrow": [(M, [("narrow", 1, -3, 2)]),  # a negative start, from the end (narrow_negative_start)
                (Z, [("narrow", 1, 0, 0)])],  # an empty dimension, narrowed from 0: nothing to count from the end
     "diagonal": [(M, [("diagonal", -1, 0, 1)])],  # below the main diagonal: along dim1 (diagonal_negative_offset)
     "unfold": [(M, [("unfold", 1, 2, 2)])],  # windows a step apart: the window's stride stays (unfold_window_...)
     "unsqueeze": [(((3, 4), (0, 1), 0), [("unsqueeze", 0)])],  # before a broadcast dimension: torch's own stride
     "negative-dims": [(((2, 3, 4), (12, 4, 1), 0), [("unsqueeze", -1)])],  # after the last (unsqueeze_negative_before)
-    "permute": [(((2, 3, 4), (12, 4, 1), 0), [("permute", (1, 2, 0))])],  # a cycle, not its own inverse
+    "permute-cycles": [(((2, 3, 4), (12, 4, 1), 0), [("permute", (1, 2, 0))])],  # a cycle, not its own inverse
     "expand": [(ONES, [("expand", (2, 3, 4))])],  # size-1 dimensions expanded: stride 0 (expand_keeps_strides)
     "t": [(M, [("t",)])],  # 2-D: sizes and strides both reversed
     "view": [(T, [("view", (12,))])],  # transposed: view must raise where reshape copies (view_copies_instead)
 }
 
 
-# One item per op, its dimensions counted from the start, and one of ops whose dimensions are written from the end
-# (-1: the last): a slip in one op, or in negative dimensions, costs that share, and the fixed tests that use the
-# op wait for its item alone.
-@pytest.mark.parametrize("op", [*TENSOR_OPS, "negative-dims"])
+# Ops whose inputs fall into two regions, each an item of its own (grader/registry.py SPLIT_OP_PARTS): the op's
+# name, and the other part. A fixed call (an edge case, a docstring's example) waits for its own region's item.
+SPLIT_OPS = {part: op for op, part in SPLIT_OP_PARTS.items()}
+
+
+def single_op_part(layout: tuple, ops: list) -> str:
+    """The item of test_single_ops_match_torch that one op, its dimensions counted from the start, belongs to."""
+    (name, *args), = ops
+    shape, strides, _ = layout
+    inside = {
+        "slice": lambda: all(b is None or 0 <= b <= shape[args[0]] for b in args[1:3]),
+        "reshape": lambda: torch_chain(layout, ops)[0] != COPY,
+        "transpose": lambda: 0 not in shape,
+        "permute": lambda: all(args[0][d % len(shape)] % len(shape) == i for i, d in enumerate(args[0])),
+        "flatten": lambda: layout_tensor(layout).is_contiguous(),
+        "index": lambda: bool(args[1]),
+    }.get(name)
+    return name if inside is None or inside() else SPLIT_OP_PARTS[name]
+
+
+# One item per op (two for SPLIT_OPS), its dimensions counted from the start, and one of ops whose dimensions are
+# written from the end (-1: the last): a slip in one op, or in negative dimensions, costs that share, and the fixed
+# tests that use the op wait for its item alone.
+@pytest.mark.parametrize("op", [*TENSOR_OPS, *SPLIT_OPS, "negative-dims"])
 @given(case=st.data())
 @example(case=PINNED)
 def test_single_ops_match_torch(impl, op, case):
-    drawn = single_op(None if op == "negative-dims" else op)
+    if op == "negative-dims":
+        drawn = single_op(None)
+    elif op == "transpose-empty":  # empty layouts are rare among generated ones: drawn as such, not filtered
+        drawn = layouts_in("empty").flatmap(lambda layout: st.tuples(st.just(layout), st.tuples(
+            st.just("transpose"), *[st.integers(0, len(layout[0]) - 1)] * 2).map(lambda op: [op])))
+    else:
+        drawn = single_op(SPLIT_OPS.get(op, op)).filter(lambda drawn: single_op_part(*drawn) == op)
     for layout, ops in pinned_or_drawn(case, PINNED_SINGLE_OPS.get(op, []), drawn, "layout and op"):
         hint = HINTS[ops[0][0]] + ("; a negative dimension counts from the end (-1: the last; for unsqueeze, "
                                    "after the last)" if op == "negative-dims" else "")
@@ -210,18 +259,21 @@ EDGE_CASES = [
     (ONES, [("squeeze",)]), (ONES, [("squeeze", 0)]), (ONES, [("squeeze", 1)]), (Z, [("squeeze",)]),
     (ONES, [("expand", (2, 3, 4))]), (ONES, [("expand", (5, -1, -1, 2))]), (Z, [("expand", (4, 2, 0, 3))]),
     (SCALAR, [("t",)]), (SCALAR, [("unsqueeze", 0)]), (M, [("unsqueeze", -1)]), (T, [("permute", (-1, 0))]),
-    (Z, [("transpose", 0, 2)]), (SCALAR, [("expand", (3, 2))]),
+    (Z, [("transpose", 0, 2)]), (SCALAR, [("expand", (3, 2))]), (T, [("transpose", 0, -1)]),
+    (((2, 3, 4), (12, 4, 1), 0), [("permute", (-1, 0, 1))]),
     # shape: zero-size and size-1 views, views that must fail, reshapes that must copy, an empty index
     (Z, [("view", (6, 0))]), (Z, [("reshape", (0,))]), (ONES, [("view", (3,))]), (ONES, [("view", (1, 1, 3, 1))]),
     (T, [("view", (-1,))]), (T, [("reshape", (12,))]), (ONES, [("flatten", 0, -1)]), (SCALAR, [("flatten", 0, -1)]),
-    (M, [("index", 1, ())]), (M, [("contiguous",)]), (T, [("contiguous",)]),
+    (T, [("flatten", 0, -1)]),
+    (M, [("index", 1, ())]), (M, [("index", -2, (2, 0, 2))]), (M, [("contiguous",)]), (T, [("contiguous",)]),
     # no ops at all: the layout itself
     (M, []), (T, []), (Z, []), (SCALAR, []),
 ]
 
 
-@pytest.mark.parametrize(("layout", "ops"), EDGE_CASES,
-                         ids=[f"{ops[0][0] if ops else 'no-ops'} {i}" for i, (_, ops) in enumerate(EDGE_CASES)])
+# each item's id names the part of test_single_ops_match_torch of its op and region, which it waits for
+@pytest.mark.parametrize(("layout", "ops"), EDGE_CASES, ids=[
+    f"{single_op_part(layout, ops) if ops else 'no-ops'} {i}" for i, (layout, ops) in enumerate(EDGE_CASES)])
 def test_edge_cases_match_torch(impl, layout, ops):
     expect_view_result(impl, layout, ops, hint=HINTS[ops[0][0]] if ops else "no ops: the layout itself")
 

@@ -316,5 +316,5 @@ def test_the_registry_names_the_tensor_ops_the_strategies_draw():
     from grader import registry
     from tests.strategies.tensors import TENSOR_OPS
 
-    assert registry.BY_ID["tensors"].behaviours[1].fixed and set(TENSOR_OPS) == {
+    assert registry.BY_ID["tensors"].behaviours[1].fixed and {*TENSOR_OPS, *registry.SPLIT_OP_PARTS.values()} == {
         key.split("[")[1].split()[0] for key in registry.BY_ID["tensors"].behaviours[1].fixed} - {"no-ops"}

@@ -80,6 +80,31 @@ def tensor_layouts(draw, max_dims: int = 4, min_numel: int = 0) -> tuple:
     return tuple(shape), tuple(strides), draw(st.integers(0, 7))
 
 
+# The regions of is_contiguous's inputs, each a part of its test: layouts with an empty dimension; the others
+# where some dimension of size > 1 has stride 1 (or none has size > 1), the docstring's examples among them; and
+# where none has stride 1 (spaced evenly by more than 1, or anything).
+CONTIGUITY_REGIONS = ("unit-stride", "no-unit-stride", "empty")
+
+
+def contiguity_region(layout: tuple) -> str:
+    """The region of CONTIGUITY_REGIONS that `layout` lies in."""
+    shape, strides, _ = layout
+    if 0 in shape:
+        return "empty"
+    moving = [stride for size, stride in zip(shape, strides, strict=True) if size > 1]
+    return "unit-stride" if not moving or 1 in moving else "no-unit-stride"
+
+
+@st.composite
+def layouts_in(draw, region: str) -> tuple:
+    """A layout of tensor_layouts in `region` (CONTIGUITY_REGIONS): for "empty", one of its dimensions set to 0."""
+    if region != "empty":
+        return draw(tensor_layouts(min_numel=1).filter(lambda layout: contiguity_region(layout) == region))
+    shape, strides, offset = draw(tensor_layouts(min_numel=1).filter(lambda layout: layout[0]))
+    d = draw(st.integers(0, len(shape) - 1))
+    return (*shape[:d], 0, *shape[d + 1:]), strides, offset
+
+
 def _factors(n: int) -> list[int]:
     out, p = [], 2
     while n > 1:
@@ -91,10 +116,10 @@ def _factors(n: int) -> list[int]:
 
 
 @st.composite
-def view_shapes(draw, shape: tuple, infer: bool = True, wrong: bool = False) -> tuple:
+def view_shapes(draw, shape: tuple, infer: bool | None = None, wrong: bool = False) -> tuple:
     """A new shape for a tensor of `shape`: its dimensions split into prime factors and regrouped (in
-    order, or now and then shuffled), size-1 dimensions inserted, maybe one -1 (`infer`), maybe a shape
-    with the wrong number of elements (`wrong`)."""
+    order, or now and then shuffled), size-1 dimensions inserted, one -1 now and then (`infer` None), always
+    (True: a tensor with elements) or never (False), maybe a shape with the wrong number of elements (`wrong`)."""
     numel = math.prod(shape)
     if numel == 0:
         new = draw(st.lists(st.integers(0, 4), min_size=1, max_size=4))
@@ -113,7 +138,9 @@ def view_shapes(draw, shape: tuple, infer: bool = True, wrong: bool = False) -> 
             new.append(f)
     if wrong and draw(st.integers(0, 7)) == 0:
         new.insert(draw(st.integers(0, len(new))), 2)
-    if infer and new and draw(st.booleans()):
+    if infer and not new:
+        new = [1]
+    if new and (infer or infer is None and draw(st.booleans())):
         new[draw(st.integers(0, len(new) - 1))] = -1
     return tuple(new)
 
