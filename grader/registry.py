@@ -160,7 +160,7 @@ BEHAVIOURS: dict[str, tuple[Behaviour, ...]] = {
           "and size-1 dimensions, 0-d tensors, no ops), against torch", 0.5, ("test_edge_cases_match_torch",),
           fixed={**{f"test_edge_cases_match_torch[{part} *]": f"test_single_ops_match_torch[{part}]"
                     for part in (*TENSOR_OPS, *SPLIT_OP_PARTS.values())},
-                 "test_edge_cases_match_torch[no-ops *]": "test_single_ops_match_torch[contiguous]"}),
+                 "test_edge_cases_match_torch[no-ops *]": "test_single_ops_match_torch[no-ops]"}),
         B("view_result: chains of ops", "the layout or copy after generated chains of ops of one family each "
           "(indexing, dimensions, shape) and of any ops, against torch", 2.5, ("test_op_chains_match_torch",)),
         B("view_result: writes land where the layout says", "a write through the result of a chain (of each "

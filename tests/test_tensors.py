@@ -224,23 +224,29 @@ def single_op_part(layout: tuple, ops: list) -> str:
     return name if inside is None or inside() else SPLIT_OP_PARTS[name]
 
 
-# One item per op (two for SPLIT_OPS), its dimensions counted from the start, and one of ops whose dimensions are
-# written from the end (-1: the last): a slip in one op, or in negative dimensions, costs that share, and the fixed
-# tests that use the op wait for its item alone.
-@pytest.mark.parametrize("op", [*TENSOR_OPS, *SPLIT_OPS, "negative-dims"])
+# One item per op (two for SPLIT_OPS), its dimensions counted from the start, one of no ops, and one of ops whose
+# dimensions are written from the end (-1: the last): a slip in one op, or in negative dimensions, costs that share,
+# and the fixed tests that use the op wait for its item alone.
+@pytest.mark.parametrize("op", [*TENSOR_OPS, *SPLIT_OPS, "negative-dims", "no-ops"])
 @given(case=st.data())
 @example(case=PINNED)
 def test_single_ops_match_torch(impl, op, case):
     if op == "negative-dims":
         drawn = single_op(None)
+    elif op == "no-ops":  # the layout itself: the evidence of the edge cases without ops
+        drawn = tensor_layouts().map(lambda layout: (layout, []))
+    elif op == "index-nothing":  # an empty index is rare among generated ones: drawn as such, not filtered
+        drawn = tensor_layouts().filter(lambda layout: layout[0]).flatmap(lambda layout: st.tuples(
+            st.just(layout), st.integers(0, len(layout[0]) - 1).map(lambda dim: [("index", dim, ())])))
     elif op == "transpose-empty":  # empty layouts are rare among generated ones: drawn as such, not filtered
         drawn = layouts_in("empty").flatmap(lambda layout: st.tuples(st.just(layout), st.tuples(
             st.just("transpose"), *[st.integers(0, len(layout[0]) - 1)] * 2).map(lambda op: [op])))
     else:
         drawn = single_op(SPLIT_OPS.get(op, op)).filter(lambda drawn: single_op_part(*drawn) == op)
     for layout, ops in pinned_or_drawn(case, PINNED_SINGLE_OPS.get(op, []), drawn, "layout and op"):
-        hint = HINTS[ops[0][0]] + ("; a negative dimension counts from the end (-1: the last; for unsqueeze, "
-                                   "after the last)" if op == "negative-dims" else "")
+        hint = (HINTS[ops[0][0]] if ops else "no ops: the layout itself") + (
+            "; a negative dimension counts from the end (-1: the last; for unsqueeze, after the last)"
+            if op == "negative-dims" else "")
         expect_view_result(impl, layout, ops, hint=hint)
 
 
@@ -264,8 +270,9 @@ EDGE_CASES = [
     # shape: zero-size and size-1 views, views that must fail, reshapes that must copy, an empty index
     (Z, [("view", (6, 0))]), (Z, [("reshape", (0,))]), (ONES, [("view", (3,))]), (ONES, [("view", (1, 1, 3, 1))]),
     (T, [("view", (-1,))]), (T, [("reshape", (12,))]), (ONES, [("flatten", 0, -1)]), (SCALAR, [("flatten", 0, -1)]),
-    (T, [("flatten", 0, -1)]),
-    (M, [("index", 1, ())]), (M, [("index", -2, (2, 0, 2))]), (M, [("contiguous",)]), (T, [("contiguous",)]),
+    (((2, 3, 4), (24, 4, 1), 0), [("flatten", 1, 2)]),  # not contiguous, yet these two dimensions merge: a view
+    (M, [("index", 1, ())]), (M, [("index", -2, (1, 2))]),  # consecutive indices: a copy all the same
+    (M, [("contiguous",)]), (T, [("contiguous",)]),
     # no ops at all: the layout itself
     (M, []), (T, []), (Z, []), (SCALAR, []),
 ]

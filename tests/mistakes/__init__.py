@@ -77,15 +77,6 @@ def and_what_waits(problem: str, behaviours: set[str]) -> set[str]:
     return lost
 
 
-def gate_failed(problem: str, behaviour: str, failed: list[str]) -> bool:
-    """Whether a selector that `behaviour`'s items wait for (grader/registry.py `requires`, `fixed`: evidence of the
-    same region) selects one of the `failed` pytest ids ("test_x" or "test_x[param]")."""
-    row = next(b for b in BY_ID[problem].behaviours if b.name == behaviour)
-    texts = (*row.requires, *(w for waits in row.fixed.values() for w in waits))
-    items = [(test.partition("[")[0], test.partition("[")[2][:-1]) for test in failed]
-    return any(selects(text, function, item) for text in texts for function, item in items)
-
-
 def find_mistake(spec: str) -> Mistake:
     """`spec` is "problem:mistake_id" (or a nonsense implementation's id, tests/mistakes/nonsense.py, or an
     automatic mutant's, tests/mistakes/automatic.py)."""
