@@ -23,7 +23,7 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.registry import BY_ID, selector, selects
+from grader.registry import BY_ID, selector
 
 ROOT = Path(__file__).resolve().parents[2]
 
