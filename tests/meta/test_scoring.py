@@ -57,9 +57,10 @@ def test_parametrized_items_share_their_functions_points_and_functions_their_beh
               for text in (*other.requires, *(w for waits in other.fixed.values() for w in waits))}
     core = next(b for b in flops.behaviours  # two test functions, and nothing waits for them
                 if len(b.tests) == 2 and not waited & set(b.tests) and not b.fixed)
-    items = {**every_function("flops"), core.tests[0]: 4}
-    failing = {f"tests/test_flops.py::{core.tests[0]}[0]"}
-    scores = score_run(run_of("flops", items, failing))
+    # every other function's items are the parts the gates name (regions_run), so every gate has its evidence
+    run = joined(only(regions_run("flops"), lambda f: f != core.tests[0]),
+                 run_of("flops", {core.tests[0]: 4}, {f"tests/test_flops.py::{core.tests[0]}[0]"}))
+    scores = score_run(run)
     got = behaviour(scores, core.name)
     # half of the behaviour to each function; the first function's half split among its 4 items, one failed
     assert math.isclose(got.score, core.points * (1 - 1 / 2 / 4))
@@ -82,7 +83,7 @@ def test_many_items_of_one_function_weigh_no_more_than_its_behaviour():
 def test_behaviours_that_did_not_run_scale_the_others_to_the_problems_points():
     flops = BY_ID["flops"]
     local = {f: 1 for f in every_function("flops") if "differential" not in f}
-    [score] = score_run(run_of("flops", local))
+    [score] = score_run(only(regions_run("flops"), lambda f: f in local))
     assert math.isclose(score.score, flops.points)
     ran = [b for b in flops.behaviours if any(f in local for f in b.tests)]
     factor = flops.points / sum(b.points for b in ran)
@@ -116,6 +117,22 @@ def test_results_json_has_one_valid_gradescope_test_per_behaviour():
     assert first["name"] == f"flops: {BY_ID['flops'].behaviours[0].name}" and first["status"] == "failed"
     assert "AssertionError: wrong" in first["output"] and "tests passed" in first["output"]
     assert first["extra_data"]["problem"] == "flops" and "failed" in first["extra_data"]["tests"].values()
+
+
+def only(run: RunResult, keep) -> RunResult:
+    """`run` with the items of the test functions that `keep(function)` accepts, and no others."""
+    kept = RunResult()
+    kept.collected = [c for c in run.collected if keep(c["nodeid"].split("::")[1].partition("[")[0])]
+    kept.records = {c["nodeid"]: run.records[c["nodeid"]] for c in kept.collected}
+    return kept
+
+
+def joined(first: RunResult, second: RunResult) -> RunResult:
+    """One run of the items of both."""
+    run = RunResult()
+    run.collected = [*first.collected, *second.collected]
+    run.records = {**first.records, **second.records}
+    return run
 
 
 def regions_run(problem: str, failing_selectors=()) -> RunResult:

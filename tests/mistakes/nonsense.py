@@ -97,7 +97,8 @@ class HooksCountNothing(CountsNothingSaved):
         return self
 
     def __exit__(self, *exc) -> None:
-        self._hooks.__exit__(*exc)
+        hooks, self._hooks = self._hooks, None
+        hooks.__exit__(*exc)
 
 
 BEHAVING_CLASSES = {"FlopCounter": CountsNothingFlops, "SavedActivations": CountsNothingSaved,
