@@ -40,20 +40,29 @@ def reaching(package: str, module: str, names: tuple[str, ...], attributes: tupl
     the module does not define itself; with `within`, in the top-level function of that name alone. What the code
     reaches decides, never what a name or a string spells: a ContextVar named "flop_counter_depth" reaches
     contextvars.ContextVar."""
-    from grader import reach
-    from grader.normalised import bound_names
-
     text, tree = parsed(package, module)
-    _, own_attributes = bound_names(tree) or (frozenset(), frozenset())
+    own_attributes, references = _analysed(text, str(source_path(package, module)))
     lines = range(1, len(text.splitlines()) + 1)
     if within is not None:
         found = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == within]
         lines = range(found[0].lineno, found[0].end_lineno + 1) if found else range(0)
     hits = set()
-    for reference in reach.references(tree):
+    for reference in references:
         last = reference.name.rpartition(".")[2]
         if reference.line in lines and (
                 any(reference.name == n or reference.name.startswith(n + ".") for n in names)
                 or last in attributes and last not in own_attributes):
             hits.add((reference.line, text.splitlines()[reference.line - 1].strip()))
     return [f"line {n}: {t}" for n, t in sorted(hits)]
+
+
+@functools.lru_cache(maxsize=16)
+def _analysed(text: str, filename: str) -> tuple[frozenset[str], tuple]:
+    """The attributes the module assigns itself and every name it reaches (grader/reach.py), read once for each
+    text: an audit asks at every example, and reading a module's references costs tens of milliseconds."""
+    from grader import reach
+    from grader.normalised import bound_names
+
+    tree = _parse(text, filename)
+    _, own_attributes = bound_names(tree) or (frozenset(), frozenset())
+    return own_attributes, tuple(reach.references(tree))
