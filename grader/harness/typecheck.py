@@ -153,7 +153,7 @@ def call(name: str, stub, function, *args, **kwargs):
     jaxtyping memo (the dimensions the arguments bind are the value's)."""
     import jaxtyping
 
-    signature = inspect.signature(stub)
+    signature = _signature(stub)
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError:  # the call itself is wrong: the function says so as it is called
@@ -175,6 +175,7 @@ def call(name: str, stub, function, *args, **kwargs):
     return value
 
 
+_signature = functools.cache(inspect.signature)  # of a stub: read once, not at each of a grading's calls
 VAR_POSITIONAL, VAR_KEYWORD = inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD  # *args, **kwargs
 _NONE = object()
 
