@@ -48,10 +48,13 @@ lint: $(STAMP)
 
 # On pytest-xdist's workers, one per core (WORKERS=0: in one process). Isolated, a test file to a worker (each
 # problem's grading worker starts once); the meta-tests, a file or class to a worker (tests/meta/conftest.py).
+# In-process, the ci profile (40 examples a test: the wider search for a test that disagrees with the reference);
+# isolated, the grade profile's budgets and fixed inputs, which `grade --local` runs (the worker's path for every
+# test, at a third of the ci profile's CPU)
 WORKERS ?= auto
 reference: $(STAMP)
 	$(BIN)/pytest --impl reference -q -n $(WORKERS)
-	$(BIN)/pytest --impl reference --isolated -q -n $(WORKERS) --dist loadfile
+	$(BIN)/pytest --impl reference --isolated --hypothesis-profile=grade -q -n $(WORKERS) --dist loadfile
 
 # compare's inputs and the reference's and the catalogue's answers on them, computed once for the whole run where none
 # are kept (grader/fingerprints/cache.py), as Gradescope's setup.sh does: every grading the meta-tests run reads them
