@@ -8,7 +8,8 @@ hypothesis handed its body, example by example, and every later run of that test
 without hypothesis:
 
 - the body's arguments (a copy each time: a test may modify them), and the values its interactive draws
-  (`st.data()`) returned, each with the strategy it was drawn from;
+  (`st.data()`) returned, each with the strategy it was drawn from (or that the draw ended the example: its data
+  ran out, or a filter rejected every value it tried);
 - the global random generators (Python's, torch's, numpy's) as hypothesis left them when the body began;
 - how each example ended: passed, or not valid (a failed `assume`, data that ran out).
 
@@ -68,6 +69,7 @@ def _restore(state: tuple) -> None:
 
 
 STOPPED = "<hypothesis' data ran out here>"
+REJECTED = "<a filter rejected every value here>"  # the draw raised UnsatisfiedAssumption: the example is not valid
 
 
 class _Recording:
@@ -81,6 +83,9 @@ class _Recording:
             value = self._data.draw(strategy, label=label)
         except StopTest:
             self._example.draws.append((repr(strategy), STOPPED))
+            raise
+        except UnsatisfiedAssumption:
+            self._example.draws.append((repr(strategy), REJECTED))
             raise
         try:
             self._example.draws.append((repr(strategy), copy.deepcopy(value)))
@@ -105,6 +110,8 @@ class _Replaying:
         value = self._draws[self.used - 1][1]
         if isinstance(value, str) and value == STOPPED:
             raise StopTest(0)
+        if isinstance(value, str) and value == REJECTED:
+            raise UnsatisfiedAssumption()
         return copy.deepcopy(value)
 
 
