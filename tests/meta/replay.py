@@ -9,7 +9,7 @@ without hypothesis:
 
 - the body's arguments (a copy each time: a test may modify them), and the values its interactive draws
   (`st.data()`) returned, each with the strategy it was drawn from (or that the draw ended the example: its data
-  ran out, or a filter rejected every value it tried);
+  ran out, or the strategy gave up on it: `reject()`, `assume()` or a filter within it);
 - the global random generators (Python's, torch's, numpy's) as hypothesis left them when the body began;
 - how each example ended: passed, or not valid (a failed `assume`, data that ran out).
 
@@ -69,7 +69,7 @@ def _restore(state: tuple) -> None:
 
 
 STOPPED = "<hypothesis' data ran out here>"
-REJECTED = "<a filter rejected every value here>"  # the draw raised UnsatisfiedAssumption: the example is not valid
+REJECTED = "<the strategy gave up on this example here>"  # reject(), assume() or a filter within it: not valid
 
 
 class _Recording:
