@@ -10,7 +10,6 @@ user's, neither writable by anyone else. Where the folder cannot be written, not
     kind, so that each user of a machine keeps their own
 """
 
-import contextlib
 import os
 import pickle
 import pwd
@@ -21,13 +20,41 @@ from pathlib import Path
 
 def folder(kind: str) -> Path:
     """Where `kind` is kept: under $XDG_CACHE_HOME, else ~/.cache, of the user this process runs as (a home that
-    is another user's, as $HOME stays under sudo, is not: what is kept there could not be read back as private)."""
-    home = Path.home()
-    with contextlib.suppress(OSError):
-        if home.stat().st_uid != os.geteuid():
-            home = Path(pwd.getpwuid(os.geteuid()).pw_dir)
-    base = os.environ.get("XDG_CACHE_HOME") or home / ".cache"
+    is another user's, as $HOME stays under sudo, is not: what is kept there could not be read back as private). A
+    user with no home of their own (a uid the password database does not know) keeps it in a folder named by their
+    uid in the system's temporary folder: `load` reads it, as anywhere, only where it is theirs alone."""
+    home = _home()
+    base = os.environ.get("XDG_CACHE_HOME") or (
+        home / ".cache" if home else Path(tempfile.gettempdir()) / f"resource-accounting-uid{os.geteuid()}")
     return Path(base) / "resource-accounting" / kind
+
+
+def _home() -> Path | None:
+    """This user's home: $HOME where it is theirs (or cannot be looked at), else the password database's; None where
+    neither gives one."""
+    try:
+        home: Path | None = Path.home()
+    except (KeyError, RuntimeError):
+        home = None
+    try:
+        if home is None or home.stat().st_uid != os.geteuid():
+            return Path(pwd.getpwuid(os.geteuid()).pw_dir)
+    except OSError:
+        return home
+    except KeyError:
+        return None
+    return home
+
+
+def private_folder(kind: str) -> Path | None:
+    """`folder(kind)`, made where it is missing, for a tool that keeps files of its own there; None where it is not
+    this user's alone."""
+    path = folder(kind)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return path if _private(path) and _private(path.parent) else None
+    except OSError:
+        return None
 
 
 def _private(p: Path) -> bool:

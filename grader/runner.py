@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_type_hints
 
+from grader import kept
 from grader.harness import boundary
 from grader.harness.cputime import WALL_FACTOR
 from grader.harness.protocol import json_kinds
@@ -91,6 +92,7 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
     # the options travel in the environment, which only this user can read, not on the command line
     env.update(PYTHONPATH=boundary.python_path(workspace), PYTHONDONTWRITEBYTECODE="1",
                PYTEST_ADDOPTS=shlex.join(options), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.update(hypothesis_storage())
     result = RunResult()
     start = time.monotonic()
     deadline = start + run_seconds
@@ -134,6 +136,14 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
 # every module of a distribution that declares a plugin, so that each start parsed and compiled all of hypothesis
 # and jaxtyping again (about 90 modules, their bytecode unused: 0.5 s of a test process's 2 s start).
 PLUGINS = ("_hypothesis_pytestplugin", "pytest_timeout")
+
+
+def hypothesis_storage() -> dict[str, str]:
+    """Where a grading's test process lets hypothesis keep what it computes once for any run, its tables of Unicode
+    (1.5 s of CPU in every grading's fresh workspace): the grader's own folder (grader/kept.py). Nothing of a
+    grading is kept there: every grading profile has no example database (grader/profiles.py)."""
+    folder = kept.private_folder("hypothesis")
+    return {"HYPOTHESIS_STORAGE_DIRECTORY": str(folder)} if folder else {}
 PROGRESS_SECONDS = 0.5  # how often the report is read for progress while the run goes on
 LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
 

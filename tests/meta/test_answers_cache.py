@@ -91,3 +91,30 @@ def test_each_user_keeps_their_own_even_with_another_users_home(tmp_path, monkey
     mine.mkdir()
     monkeypatch.setenv("HOME", str(mine))
     assert kept.folder("compare") == mine / ".cache" / "resource-accounting" / "compare"
+
+
+def test_a_user_the_password_database_does_not_know_keeps_in_a_folder_named_by_their_uid(tmp_path, monkeypatch):
+    """A grader run as a uid with no entry in the password database, its $HOME another user's (a container run with
+    `--user 2021100`): what it keeps goes to a folder of its own in the temporary one, never fails the grading."""
+    import pwd
+    import tempfile
+
+    from grader import kept
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root, to give the home to another user")
+    others = tmp_path / "someone-elses-home"
+    others.mkdir()
+    os.chown(others, 12345, 12345)
+    monkeypatch.setenv("HOME", str(others))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+
+    def unknown(uid):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert kept.folder("compare") == tmp_path / f"resource-accounting-uid{os.geteuid()}" / "resource-accounting" / \
+        "compare"
+    kept.store(kept.folder("compare") / "kept.pickle", {"answers": 42})
+    assert kept.load(kept.folder("compare") / "kept.pickle") == {"answers": 42}
