@@ -21,6 +21,7 @@ person (`CUT`), and nothing else changes.
 import base64
 import time
 
+from grader import copycheck
 from grader.harness.box import Box, Cut
 
 CPU_SECONDS = 30.0  # one grading's analyses (the reference's eleven modules: about a second)
@@ -34,6 +35,7 @@ class Analysis:
     then `close()`. `cut` holds why the box was cut off, where it was."""
 
     def __init__(self, modules: dict[str, bytes], *, digest: bool = True):
+        copycheck.keep(modules)  # what the box compares with, kept where it may not write
         request = {"modules": {name: base64.b64encode(source).decode() for name, source in modules.items()},
                    "digest": digest}
         self.box = Box("grader.analysis", request, cpu_seconds=CPU_SECONDS, memory_mb=MEMORY_MB)
@@ -84,7 +86,8 @@ def digests(modules: dict[str, bytes], seconds: float = CPU_SECONDS) -> dict | N
 
 def prepare(request: dict) -> None:
     """Before the filter: what the analyses compare with, read from the grader's own files (the oracles' sources,
-    the reference's and the stubs' modules, kept on disk), and every module they import later."""
+    the reference's and the stubs' modules, kept on disk by the grader's process: `Analysis`), and every module they
+    import later."""
     import base64  # noqa: F401, F811 - the analyses' own imports, done while files may still be opened
     import binascii  # noqa: F401
     import bz2  # noqa: F401
@@ -95,7 +98,7 @@ def prepare(request: dict) -> None:
     import unicodedata  # noqa: F401 - what the parser imports for \N{...} escapes and non-ASCII names
     import zipfile  # noqa: F401
 
-    from grader import copycheck, reach, registry, seed, similarity, sources  # noqa: F401
+    from grader import reach, registry, seed, similarity, sources  # noqa: F401
 
     for codec in ("utf-8", "utf-8-sig", "latin-1", "ascii", "unicode_escape", "raw_unicode_escape"):
         codecs.lookup(codec)

@@ -46,6 +46,7 @@ import itertools
 import sys
 import tokenize
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -274,29 +275,73 @@ def _module_files(name: str) -> list[Path]:
     return [path.with_suffix(".py")] if path.with_suffix(".py").is_file() else []
 
 
+def _oracle_files(problem: str) -> list[tuple[str, Path]]:
+    """The files of the oracles of `problem` and of their helpers: (its name in the evidence, its path)."""
+    names = (*registry.ORACLES.get(problem, ()), *HELPERS.get(problem, ()))
+    return [(_shown(f), f) for f in dict.fromkeys(f for n in names for f in _module_files(n))]
+
+
+def _reference_files(module: str) -> list[tuple[str, Path]]:
+    path = OFFICIAL_ROOT / "reference" / f"{module}.py"
+    return [(f"reference/{module}.py", path)] if has_reference() and path.exists() else []
+
+
+def _stub_files(module: str) -> list[tuple[str, Path]]:
+    path = OFFICIAL_ROOT / "assignment" / f"{module}.py"
+    return [(f"assignment/{module}.py", path)] if path.exists() else []
+
+
 @functools.cache
 def oracle_sources(problem: str) -> tuple[Source, ...]:
     """The oracles of `problem` (and their helpers), read once per grader process."""
-    names = (*registry.ORACLES.get(problem, ()), *HELPERS.get(problem, ()))
-    files = dict.fromkeys(f for n in names for f in _module_files(n))
-    return _sources([(_shown(f), f) for f in files])
+    return _kept(_oracle_files(problem), _read_sources)
 
 
-def _sources(files: list[tuple[str, Path]]) -> tuple[Source, ...]:
-    """The `files` (their names in the evidence, their paths) read as sources, kept on disk between runs
-    (grader/kept.py) under a digest of their bytes, this module's and Python's version: reading them again took a
-    grading 0.6 s of its CPU."""
+@functools.cache
+def reference_source(module: str) -> tuple[Source, ...]:
+    files = _reference_files(module)
+    return _kept(files, _read_sources) if files else ()
+
+
+def _read_sources(texts: list[tuple[str, bytes]]) -> tuple[Source, ...]:
+    return tuple(Source.read(name, data) for name, data in texts)
+
+
+def _kept(files: list[tuple[str, Path]], compute, *, read: bool = True):
+    """`compute` of the `files`' texts ([(name, bytes)]), kept on disk between runs (grader/kept.py) under a digest of
+    them, of this module's and normalised.py's source and of Python's version, so that a stale one is never read:
+    reading the oracles again took a grading a second of its CPU. Not `read`: only computed and kept where it is not
+    yet (None is returned where it is)."""
     texts = [(name, path.read_bytes()) for name, path in files]
     digest = hashlib.sha256(sys.version.encode() + b"\0" + Path(__file__).read_bytes()
-                            + Path(normalised.__file__).read_bytes())
+                            + Path(normalised.__file__).read_bytes() + b"\0" + compute.__name__.encode())
     for name, data in texts:
         digest.update(b"\0" + name.encode() + b"\0" + data)
     file = kept.folder("copycheck") / f"{digest.hexdigest()[:32]}.pickle"
-    sources = kept.load(file)
-    if sources is None:
-        sources = tuple(Source.read(name, data) for name, data in texts)
-        kept.store(file, sources)
-    return sources
+    if read:
+        value = kept.load(file)
+        if value is not None:
+            return value
+    elif file.exists():
+        return None
+    value = compute(texts)
+    kept.store(file, value)
+    return value
+
+
+def keep(modules: Iterable[str]) -> None:
+    """What the copy check of `modules` compares them with (their problems' oracles, the reference's modules and the
+    untouched stubs), computed and kept on disk where it is not yet. The grader's own process does it before the
+    analysis box starts (grader/analysis.py): the box may write no file, so what it computed would be computed again
+    at every grading."""
+    for module in modules:
+        problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
+        if problem is None:
+            continue
+        for files, compute in ((_oracle_files(problem), _read_sources), (_reference_files(module), _read_sources),
+                               (_stub_files(module), _stub_hashes)):
+            if files:
+                _kept(files, compute, read=False)
 
 
 def _shown(path: Path) -> str:
@@ -308,27 +353,36 @@ def _shown(path: Path) -> str:
     return "/".join(parts[-3:])
 
 
-@functools.cache
-def reference_source(module: str) -> tuple[Source, ...]:
-    path = OFFICIAL_ROOT / "reference" / f"{module}.py"
-    return _sources([(f"reference/{module}.py", path)]) if has_reference() and path.exists() else ()
-
-
 def stub_readings(module: str) -> list[Tokens]:
     """The untouched stub of `module` read both ways a submission can be read (what runs, and plain tokens: a
     submission that does not parse is read so), so that its code counts for nothing either way."""
     stub = stub_source(module)
-    return [normalise(stub), normalised.as_tokens(stub)] if stub else []
+    return _readings(stub) if stub else []
+
+
+def _readings(stub: bytes) -> list[Tokens]:
+    return [normalise(stub), normalised.as_tokens(stub)]
+
+
+def _stub_hashes(texts: list[tuple[str, bytes]]) -> tuple[frozenset[int], frozenset[int]]:
+    """The k-grams and the statement hashes of a stub's readings ([(name, its bytes)])."""
+    readings = [tokens for _, stub in texts for tokens in _readings(stub)]
+    return (frozenset(h for tokens in readings for h in kgrams(tokens)),
+            frozenset(h for tokens in readings for h in statement_hashes(tokens)))
 
 
 @functools.cache
+def _stub_kept(module: str) -> tuple[frozenset[int], frozenset[int]]:
+    files = _stub_files(module)
+    return _kept(files, _stub_hashes) if files else (frozenset(), frozenset())
+
+
 def stub_kgrams(module: str) -> frozenset[int]:
-    return frozenset(h for tokens in stub_readings(module) for h in kgrams(tokens))
+    return _stub_kept(module)[0]
 
 
-@functools.cache
 def stub_statements(module: str) -> frozenset[int]:
-    return frozenset(h for tokens in stub_readings(module) for h in statement_hashes(tokens))
+    return _stub_kept(module)[1]
 
 
 def check(module: str, source: bytes | str) -> list[Match]:
@@ -565,5 +619,5 @@ def evidence(modules: dict[str, bytes]) -> list[str]:
 @functools.cache
 def stub_source(module: str) -> bytes | None:
     """The untouched stub of `module` as the official tree gives it (None: there is none)."""
-    path = OFFICIAL_ROOT / "assignment" / f"{module}.py"
-    return path.read_bytes() if path.exists() else None
+    files = _stub_files(module)
+    return files[0][1].read_bytes() if files else None

@@ -45,6 +45,28 @@ def test_the_box_answers_what_the_analyses_compute():
     assert json.loads(json.dumps(similarity.digest(modules))) == copies["digest"]
 
 
+def test_the_box_reads_what_the_graders_process_kept(tmp_path, monkeypatch):
+    """The box may write no file, so the grader's own process keeps what the copy check compares with (the oracles'
+    sources, the reference's module, the stub's hashes: grader/copycheck.py `keep`) before the box starts, and the
+    box reads that rather than computing it again at every grading (about a CPU-second of each)."""
+    import pickle
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    modules = {"flops": (ROOT / "reference" / "flops.py").read_bytes()}
+    boxed, _, copies = analysed(modules)
+    assert boxed.cut is None and any("reference/flops.py" in line for line in copies["evidence"]), copies
+    folder = tmp_path / "resource-accounting" / "copycheck"
+    readings = {file: pickle.loads(file.read_bytes()) for file in folder.glob("*.pickle")}
+    assert len(readings) == 3, "the oracles, the reference and the stub, each kept once"
+    (reference_file,) = [f for f, value in readings.items() if isinstance(value, tuple) and value
+                         and getattr(value[0], "name", None) == "reference/flops.py"]
+    (source,) = readings[reference_file]
+    source.name = "reference/as-the-grader-kept-it.py"
+    reference_file.write_bytes(pickle.dumps((source,)))
+    _, _, again = analysed(modules)
+    assert any("reference/as-the-grader-kept-it.py" in line for line in again["evidence"]), again["evidence"]
+
+
 def test_the_box_reads_what_python_reads():
     """Whatever the parser imports as it reads (a codec a module declares, the Unicode database for \\N{...} and
     non-ASCII names) is there in the box: the box reads a module as the grader's own process would."""

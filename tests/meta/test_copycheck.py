@@ -173,14 +173,18 @@ def test_stubs_are_skipped_and_the_student_release_compares_the_oracles(monkeypa
 def test_the_sources_kept_on_disk_are_those_read_anew(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     files = [(f"reference/{m}.py", ROOT / "reference" / f"{m}.py") for m in ("flops", "adamw")]
-    read = copycheck._sources(files)
+
+    def sources(files):
+        return copycheck._kept(files, copycheck._read_sources)
+
+    read = sources(files)
     (kept,) = (tmp_path / "resource-accounting" / "copycheck").glob("*.pickle")
-    again = copycheck._sources(files)
+    again = sources(files)
     assert again == read and again[0] is not read[0], "the second read is the kept one, equal to the first"
-    assert copycheck._sources(files[:1]) == read[:1] and len(list(kept.parent.glob("*.pickle"))) == 2
+    assert sources(files[:1]) == read[:1] and len(list(kept.parent.glob("*.pickle"))) == 2
     kept.parent.chmod(0o777)  # a folder others may write in: what it holds is not read, but read anew
     monkeypatch.setattr(copycheck.Source, "read", classmethod(lambda cls, name, text: "read anew"))
-    assert copycheck._sources(files) == ("read anew", "read anew")
+    assert sources(files) == ("read anew", "read anew")
 
 
 def _carried(encode: str, data: bytes) -> str:
