@@ -12,17 +12,21 @@ user layer alone, the files outside the view (the whole machine is readable ther
 per container).
 
 The view (`view_files`): the sandbox's binds (grader/harness/sandbox.py), with what a worker never needs masked
-under /usr (`narrowed`). Warming reads only the pages not yet cached (mincore, page by page), so a warm machine
-pays a walk of the view: done at most once per WARM_SECONDS in a grader's process.
+under /usr (`narrowed`). Warming reads only the files with a page not yet cached (one cachestat call a file where the
+kernel has it, Linux 6.5; else mincore over a mapping of it, three calls and a third of a CPU-second more for the
+view), so a warm machine pays a walk of the view: done at most once per WARM_SECONDS in a grader's process.
 """
 
 import ctypes
+import errno
 import mmap
 import os
 import stat
 import threading
 import time
 from pathlib import Path
+
+from grader.harness import seccomp
 
 WARM_SECONDS = 600.0  # a grader warms the view at most this often: nothing a worker does evicts a page
 CHUNK = 1 << 20
@@ -81,8 +85,32 @@ def view_files(binds: list[str], masks: list[str]):
                 yield os.path.join(folder, name)
 
 
+class _Range(ctypes.Structure):
+    _fields_ = [("offset", ctypes.c_uint64), ("length", ctypes.c_uint64)]  # length 0: to the end of the file
+
+
+class _CacheStat(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in ("cached", "dirty", "writeback", "evicted", "recently_evicted")]
+
+
+_cachestat = [seccomp.number("cachestat")]  # None once the kernel has answered that it has none
+
+
 def _missing(fd: int, size: int) -> bool:
     """Whether any page of the open file is not in the page cache."""
+    call = _cachestat[0]
+    if call is not None:
+        found = _CacheStat()
+        if _libc.syscall(call, fd, ctypes.byref(_Range(0, 0)), ctypes.byref(found), 0) == 0:
+            return found.cached < (size + PAGE - 1) // PAGE
+        if ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+            return True
+        _cachestat[0] = None
+    return _mapped_missing(fd, size)
+
+
+def _mapped_missing(fd: int, size: int) -> bool:
+    """`_missing` by mincore, over a mapping of the file."""
     address = _libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
     if address in (None, ctypes.c_void_p(-1).value):
         return True
