@@ -117,12 +117,13 @@ def test_an_infinite_loop_loses_its_tests_and_keeps_the_rest(tmp_path):
     header = 'def mfu(flops: int | float, seconds: int | float, peak_flops_per_sec: int | float) -> float:\n'
     assert header in reference_source()
     source = reference_source().replace(header, header + '    while True:\n        pass\n')
-    results = grade(tmp_path, submission_of(tmp_path, source), "--call-timeout", "8")  # loaded CI machines
+    # the limit is the worker's CPU time, whatever the machine's load: each loop costs its 2 s and no more
+    results = grade(tmp_path, submission_of(tmp_path, source), "--call-timeout", "2")
     failed = [t for t in results["tests"] if t["status"] == "failed"]
     assert [t["name"] for t in failed] == [f"flops: {MFU.name}"], "only the behaviour with mfu's test loses points"
     assert [n for n, status in failed[0]["extra_data"]["tests"].items() if status != "passed"] == \
         ["test_mfu_is_achieved_over_peak"]
-    assert "did not return within 8 s" in failed[0]["output"]
+    assert "did not return within 2 s" in failed[0]["output"]
     assert math.isclose(results["score"], FLOPS_POINTS - MFU.points / len(MFU.tests), abs_tol=0.01)
     assert 0 < results["score"] < FLOPS_POINTS
 
