@@ -36,6 +36,7 @@ once per process: an upper bound.
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -78,7 +79,21 @@ def accounting() -> str:
     with cgroups.CpuAccount() as account:
         how = (f"CPU counted by the kernel for the whole process tree ({account.kind})" if account.kind else
                "CPU of the processes waited for (no cgroup to count in here: the sandboxed workers are missed)")
-    return f"{how}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    return (f"{how}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; the fixed workload took "
+            f"{machine_speed():.2f} CPU-s")
+
+
+def machine_speed() -> float:
+    """CPU seconds of a fixed piece of work in this process (a loop of Python, then hashing 128 MiB: about half a
+    second), printed beside the figures: the same work costs more CPU seconds on a slower machine, or on a virtual
+    machine whose host is busy (1.4 times as many on this project's 2-core machine within an hour in 2026-12), and
+    so do they."""
+    start = time.process_time()
+    total = 0
+    for i in range(8_000_000):
+        total += i % 7
+    hashlib.sha256(bytes(128 << 20)).digest()
+    return time.process_time() - start
 
 
 def timed(command: list[str], env: dict[str, str] | None = None) -> float:
@@ -127,7 +142,7 @@ def make_test(record: bool = False, under_load: bool = False) -> None:
     figures go into the README's paragraph of them, where every phase passed. With `under_load`, `make test` alone,
     every core kept busy (`busy_cores`), its figures in the README's paragraph for a busy machine."""
     logs = Path(tempfile.mkdtemp(prefix="ra-bench-make-test-"))
-    load = os.getloadavg()[0]
+    load, speed = os.getloadavg()[0], machine_speed()
     print(f"{'make test':<12} {'wall':>6} {'CPU':>6} {'exit':>4}   (seconds; {os.cpu_count()} cores, load "
           f"{load:.1f} before; the phases' output in {logs})")
     with busy_cores(os.cpu_count() if under_load else 0) as busy:
@@ -137,12 +152,13 @@ def make_test(record: bool = False, under_load: bool = False) -> None:
     print(f"{'total':<12} {wall:6.0f} {cpu:6.0f}")
     if under_load:
         print(f"the {os.cpu_count()} busy processes beside it got {hogged:.0f} CPU-s (not counted above)")
-        runs, paragraph = list(phases.values()), ci_figures(phases, None, load, busy=hogged)
+        runs, paragraph = list(phases.values()), ci_figures(phases, None, (load, speed), busy=hogged)
         begin, end = LOADED_BEGIN, LOADED_END
     else:
         slow = _make("slow", logs)
         print(f"{'CI in all':<12} {wall + slow.wall:6.0f} {cpu + slow.cpu:6.0f}   (make test, then make slow)")
-        runs, paragraph, begin, end = [*phases.values(), slow], ci_figures(phases, slow, load), CI_BEGIN, CI_END
+        runs, paragraph = [*phases.values(), slow], ci_figures(phases, slow, (load, speed))
+        begin, end = CI_BEGIN, CI_END
     if not record:
         return
     if any(run.code for run in runs):
@@ -176,14 +192,18 @@ LOADED_BEGIN = ("<!-- make-test figures on a busy machine: written by `python -m
 LOADED_END = "<!-- end of make-test figures on a busy machine -->"
 
 
-def ci_figures(phases: dict[str, Run], slow: Run | None, load: float, busy: float | None = None) -> str:
+def ci_figures(phases: dict[str, Run], slow: Run | None, before: tuple[float, float],
+               busy: float | None = None) -> str:
     """The README's paragraph of figures: `make test` by phase (wall and CPU seconds), then `make slow` (None: not
-    run); `busy`: the CPU seconds that the processes kept spinning beside it got."""
+    run); `before`: the load average and `machine_speed` before the run (and the speed again now); `busy`: the CPU
+    seconds that the processes kept spinning beside it got."""
+    load, speed = before
     wall, cpu = sum(run.wall for run in phases.values()), sum(run.cpu for run in phases.values())
     each = ", ".join(f"{phase} {run.wall:.0f} s and {run.cpu:.0f} s of CPU" for phase, run in phases.items())
     with cgroups.CpuAccount() as account:
         counted = "the whole process tree's" if account.kind else "the processes waited for only"
-    text = (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before), CPU "
+    text = (f"Measured {time.strftime('%Y-%m-%d')} on {os.cpu_count()} cores (load {load:.1f} before; a fixed "
+            f"workload, `bench.machine_speed`, took {speed:.2f} CPU-s before and {machine_speed():.2f} after), CPU "
             f"{counted}: `make test` {wall:.0f} s and {cpu:.0f} s of CPU ({each})")
     if busy is not None:
         return (text + f", with {os.cpu_count()} processes spinning beside it the whole time (they got {busy:.0f} s "

@@ -87,10 +87,11 @@ def test_a_readme_without_the_block_is_refused():
 def test_the_readme_has_the_block_that_make_test_figures_are_written_into():
     readme = (bench.OFFICIAL_ROOT / "README.md").read_text()
     runs = {"lint": bench.Run(1.2, 1.0, 0), "reference": bench.Run(200.4, 380.0, 0), "meta": bench.Run(900, 1700, 0)}
-    text = bench.ci_figures(runs, bench.Run(1500, 2600, 0), load=0.4)
+    text = bench.ci_figures(runs, bench.Run(1500, 2600, 0), (0.4, 0.41))
     assert ("`make test` 1102 s and 2081 s of CPU (lint 1 s and 1 s of CPU, reference 200 s and 380 s of CPU, meta "
             "900 s and 1700 s of CPU)") in text, text
     assert text.endswith("then `make slow` 1500 s (2600 s of CPU): 2602 s for CI in all."), text
+    assert "took 0.41 CPU-s before and " in text, "the fixed workload's CPU seconds, which the figures scale with"
     written = bench.with_block(readme, bench.CI_BEGIN, bench.CI_END, "\n" + text + "\n", "README.md")
     assert text in written and written.count(bench.CI_BEGIN) == 1 and len(written) > len(text)
 
@@ -98,7 +99,7 @@ def test_the_readme_has_the_block_that_make_test_figures_are_written_into():
 def test_the_readme_has_the_block_for_make_test_on_a_busy_machine():
     readme = (bench.OFFICIAL_ROOT / "README.md").read_text()
     runs = {"lint": bench.Run(1.2, 1.0, 0), "meta": bench.Run(900, 1700, 0)}
-    text = bench.ci_figures(runs, None, load=2.1, busy=850.4)
+    text = bench.ci_figures(runs, None, (2.1, 0.41), busy=850.4)
     assert "`make test` 901 s and 1701 s of CPU (lint 1 s and 1 s of CPU, meta 900 s and 1700 s of CPU)" in text, text
     assert "they got 850 s of CPU, not counted" in text and "make slow" not in text, text
     written = bench.with_block(readme, bench.LOADED_BEGIN, bench.LOADED_END, "\n" + text + "\n", "README.md")
