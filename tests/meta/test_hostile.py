@@ -132,9 +132,10 @@ def leftovers(scratch: Path, tmp: Path) -> list[str]:
                 found.append(entry.path)
     found += [f"System V {kind} {ipc_id}" for kind, ipc_id in uids.ipc_objects(ours)]
     found += kernel_leftovers()
-    # what the grader keeps (pickles it loads: grader/kept.py), as this machine's root has them
-    for folder in (answers_cache.folder(), kept.folder("copycheck")):
-        found += [str(p) for p in folder.glob("*") if MARK in p.name or MARK.encode() in p.read_bytes()]
+    # what the grader keeps (pickles it loads, hypothesis' tables: grader/kept.py), as this machine's root has them
+    for folder in (answers_cache.folder(), kept.folder("copycheck"), kept.folder("hypothesis")):
+        found += [str(p) for p in folder.rglob("*")
+                  if MARK in p.name or p.is_file() and MARK.encode() in p.read_bytes()]
     return found
 
 
