@@ -22,6 +22,7 @@ imports left out the same way.
 import ast
 import builtins
 import copy
+import functools
 import importlib.util
 import io
 import keyword
@@ -96,9 +97,11 @@ def bound_names(source: str | ast.Module) -> tuple[frozenset[str], frozenset[str
     return frozenset(names), frozenset(attributes)
 
 
+@functools.lru_cache(maxsize=64)
 def normalise(source: bytes | str, names_of: bytes | str | None = None) -> Tokens:
     """`source`'s tokens, as the module's docstring says, with the names that `names_of` binds (default: `source`)
-    taken as its own."""
+    taken as its own. Kept for the last texts read (Tokens cannot change): the copy check and the similarity digest
+    read each module of a grading alike."""
     text = read_source(source)
     tree = parse(text)
     if tree is not None:
