@@ -337,7 +337,8 @@ def machine(one_core: bool) -> str:
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), "an unnamed CPU")
     return (f"{'one core of ' if one_core else ''}a {os.cpu_count()}-core machine ({model}), "
-            f"load {os.getloadavg()[0]:.1f} at the end")
+            f"load {os.getloadavg()[0]:.1f} at the end, a fixed workload (`bench.machine_speed`) "
+            f"{machine_speed():.2f} CPU-s")
 
 
 def figures_table(figures: dict) -> str:
