@@ -3,6 +3,7 @@ computed, and never from a file that another user could have written or that ano
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -74,11 +75,9 @@ def test_nothing_fails_where_nothing_can_be_kept(tmp_path, monkeypatch):
     assert answers_cache.load(PROBLEM) is None
 
 
-def test_each_user_keeps_their_own_even_with_another_users_home(tmp_path, monkeypatch):
-    """$HOME that is another user's (sudo keeps it) is not where this user keeps answers: they would be read back as
-    not private to this user, and computed again at every run."""
-    from grader import kept
-
+@pytest.fixture
+def others_home(tmp_path, monkeypatch) -> Path:
+    """$HOME set to a folder another user owns (sudo keeps the caller's), and no $XDG_CACHE_HOME."""
     if os.geteuid() != 0:
         pytest.skip("needs root, to give the home to another user")
     others = tmp_path / "someone-elses-home"
@@ -86,28 +85,29 @@ def test_each_user_keeps_their_own_even_with_another_users_home(tmp_path, monkey
     os.chown(others, 12345, 12345)
     monkeypatch.setenv("HOME", str(others))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    assert not kept.folder("compare").is_relative_to(others)
+    return others
+
+
+def test_each_user_keeps_their_own_even_with_another_users_home(others_home, tmp_path, monkeypatch):
+    """$HOME that is another user's (sudo keeps it) is not where this user keeps answers: they would be read back as
+    not private to this user, and computed again at every run."""
+    from grader import kept
+
+    assert not kept.folder("compare").is_relative_to(others_home)
     mine = tmp_path / "my-home"
     mine.mkdir()
     monkeypatch.setenv("HOME", str(mine))
     assert kept.folder("compare") == mine / ".cache" / "resource-accounting" / "compare"
 
 
-def test_a_user_the_password_database_does_not_know_keeps_in_a_folder_named_by_their_uid(tmp_path, monkeypatch):
+def test_a_user_the_password_database_does_not_know_keeps_in_a_folder_named_by_their_uid(others_home, tmp_path,
+                                                                                       monkeypatch):
     """A grader run as a uid with no entry in the password database, its $HOME another user's (a container run with
     `--user 2021100`): what it keeps goes to a folder of its own in the temporary one, never fails the grading."""
     import pwd
     import tempfile
 
     from grader import kept
-
-    if os.geteuid() != 0:
-        pytest.skip("needs root, to give the home to another user")
-    others = tmp_path / "someone-elses-home"
-    others.mkdir()
-    os.chown(others, 12345, 12345)
-    monkeypatch.setenv("HOME", str(others))
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
 
     def unknown(uid):
         raise KeyError(f"getpwuid(): uid not found: {uid}")
