@@ -108,10 +108,9 @@ def prepare(request: dict) -> None:
         except (SyntaxError, LookupError, ValueError):
             pass  # read as UTF-8 (grader/normalised.py read_source)
     for module in request["modules"]:
-        problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
-        if problem is None:
+        if module not in registry.BY_MODULE:
             continue
-        copycheck.oracle_sources(problem), copycheck.reference_source(module)
+        copycheck.oracle_sources(registry.BY_MODULE[module].id), copycheck.reference_source(module)
         copycheck.stub_source(module), copycheck.stub_kgrams(module), copycheck.stub_statements(module)
 
 

@@ -335,11 +335,10 @@ def keep(modules: Iterable[str]) -> None:
     analysis box starts (grader/analysis.py): the box may write no file, so what it computed would be computed again
     at every grading."""
     for module in modules:
-        problem = next((p.id for p in registry.PROBLEMS if p.module == module), None)
-        if problem is None:
+        if module not in registry.BY_MODULE:
             continue
-        for files, compute in ((_oracle_files(problem), _read_sources), (_reference_files(module), _read_sources),
-                               (_stub_files(module), _stub_hashes)):
+        for files, compute in ((_oracle_files(registry.BY_MODULE[module].id), _read_sources),
+                               (_reference_files(module), _read_sources), (_stub_files(module), _stub_hashes)):
             if files:
                 _kept(files, compute, read=False)
 
@@ -387,7 +386,7 @@ def stub_statements(module: str) -> frozenset[int]:
 
 def check(module: str, source: bytes | str) -> list[Match]:
     """The submitted `module` against its problem's oracles and its reference: every comparison made."""
-    problem = next(p.id for p in registry.PROBLEMS if p.module == module)
+    problem = registry.BY_MODULE[module].id
     tokens = normalise(source)
     stub = stub_kgrams(module)
     fingerprints = {p: h for p, h in winnow(kgrams(tokens)).items() if h not in stub}

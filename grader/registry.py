@@ -114,6 +114,7 @@ PROBLEMS: tuple[Problem, ...] = (
 WHOLE_DOMAIN_TESTED = frozenset({("precision", "float_format"), ("benchmarking", "device names")})
 
 BY_ID: dict[str, Problem] = {p.id: p for p in PROBLEMS}
+BY_MODULE: dict[str, Problem] = {p.module: p for p in PROBLEMS}
 PROBLEM_MODULES = frozenset(p.module for p in PROBLEMS)
 
 def B(name: str, checks: str, points: float, tests: tuple[str, ...], requires: str | tuple[str, ...] = (),

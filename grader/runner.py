@@ -136,6 +136,8 @@ def run_tests(workspace: Path, limits: Limits, *, markers: str | None = None, pr
 # every module of a distribution that declares a plugin, so that each start parsed and compiled all of hypothesis
 # and jaxtyping again (about 90 modules, their bytecode unused: 0.5 s of a test process's 2 s start).
 PLUGINS = ("_hypothesis_pytestplugin", "pytest_timeout")
+PROGRESS_SECONDS = 0.5  # how often the report is read for progress while the run goes on
+LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
 
 
 def hypothesis_storage() -> dict[str, str]:
@@ -144,8 +146,6 @@ def hypothesis_storage() -> dict[str, str]:
     grading is kept there: every grading profile has no example database (grader/profiles.py)."""
     folder = kept.private_folder("hypothesis")
     return {"HYPOTHESIS_STORAGE_DIRECTORY": str(folder)} if folder else {}
-PROGRESS_SECONDS = 0.5  # how often the report is read for progress while the run goes on
-LOG_BYTES = 20_000  # the end of pytest's output kept for the operator
 
 
 class Progress:

@@ -241,7 +241,7 @@ def source_file(module: str, shown: str) -> Path | None:
     if shown == f"reference/{module}.py":
         path = OFFICIAL_ROOT / "reference" / f"{module}.py"
         return path if path.is_file() else None
-    problem = next((p.id for p in registry.PROBLEMS if p.module == module), "")
+    problem = registry.BY_MODULE[module].id if module in registry.BY_MODULE else ""
     oracles = (*registry.ORACLES.get(problem, ()), *copycheck.HELPERS.get(problem, ()))
     top = shown.split("/", 1)[0]
     if not shown.endswith(".py") or top not in {name.split(".", 1)[0] for name in oracles}:
